@@ -1,0 +1,34 @@
+"""Resource limits of one sandboxed run: one frozen value, recorded in every evidence."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MiB = 1024**2
+
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_CALL_TIMEOUT_S = 10.0
+DEFAULT_MEMORY_BYTES = 512 * MiB
+DEFAULT_CPUS = 1.0
+DEFAULT_PIDS = 128
+DEFAULT_SCRATCH_BYTES = 64 * MiB
+DEFAULT_OUTPUT_BYTES = 1 * MiB
+DEFAULT_OPEN_FILES = 256
+DEFAULT_FILE_SIZE_BYTES = 16 * MiB
+
+
+class Limits(BaseModel):
+    """What a sandboxed run may use. Every field is recorded in the evidence."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0, le=3600, description="Wall-clock limit of the whole run, enforced from the host with a kill.")
+    call_timeout_s: float = Field(DEFAULT_CALL_TIMEOUT_S, gt=0, le=3600, description="Wall-clock limit of one call into the candidate.")
+    memory_bytes: int = Field(DEFAULT_MEMORY_BYTES, ge=32 * MiB, description="Memory limit of the container; swap is off.")
+    cpus: float = Field(DEFAULT_CPUS, gt=0, le=64, description="CPU quota of the container.")
+    pids: int = Field(DEFAULT_PIDS, ge=16, description="Most processes and threads in the container.")
+    scratch_bytes: int = Field(DEFAULT_SCRATCH_BYTES, ge=1 * MiB, description="Size of each writable tmpfs scratch dir.")
+    output_bytes: int = Field(DEFAULT_OUTPUT_BYTES, ge=1024, description="Most bytes of output kept; more is an output_limit outcome.")
+    open_files: int = Field(DEFAULT_OPEN_FILES, ge=32, description="RLIMIT_NOFILE inside the container.")
+    file_size_bytes: int = Field(DEFAULT_FILE_SIZE_BYTES, ge=1024, description="RLIMIT_FSIZE inside the container.")
+    network: str = Field("none", pattern="^none$", description="Network of the container: only 'none' is supported.")

@@ -1,0 +1,190 @@
+"""The trusted process: runs the suite with pytest and Hypothesis, reports one result.
+
+Runs as the trusted user. The candidate lives in other processes under another uid
+(see proxy.py), so nothing it does can patch pytest, Hypothesis or this reporter, or
+reach the result channel: the container's stdout, which only this process holds.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import socket
+import sys
+import time
+from typing import Any
+
+import pytest
+
+from verifier_runner.proxy import CandidateFault, CandidateModule, CandidateSession
+
+TRUSTED_DIR = "/run/trusted"
+MAX_DETAIL = 4000
+_FALSIFYING = re.compile(r"Falsifying example: (.*?)(?:\n\)|\Z)", re.S)
+
+
+class Recorder:
+    """pytest plugin: counts and failures, from the trusted side's own reports."""
+
+    def __init__(self) -> None:
+        self.collected: int | None = None
+        self.outcomes: dict[str, str] = {}
+        self.failures: list[dict[str, Any]] = []
+        self.kinds: dict[str, str] = {}
+        self.collect_errors = 0
+
+    def _fail(self, test_id: str, kind: str, message: str, detail: str) -> None:
+        example = None
+        m = _FALSIFYING.search(detail)
+        if m:
+            example = m.group(1).strip()[:MAX_DETAIL]
+            if example.count("(") > example.count(")"):
+                example += "\n)"
+        self.failures.append(
+            {
+                "test_id": test_id,
+                "kind": kind,
+                "message": message[:2000],
+                "falsifying_example": example,
+                "detail_untrusted": detail[-MAX_DETAIL:],
+            }
+        )
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        report = yield
+        if call.excinfo is not None:
+            exc = call.excinfo.value
+            leaf = exc
+            while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
+                leaf = leaf.exceptions[0]
+            if isinstance(leaf, CandidateFault):
+                self.kinds[item.nodeid] = leaf.kind
+            elif isinstance(leaf, AssertionError):
+                self.kinds.setdefault(item.nodeid, "assertion")
+            else:
+                self.kinds.setdefault(item.nodeid, "exception")
+            self.kinds[item.nodeid + "::type"] = type(leaf).__name__
+        return report
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collect_errors += 1
+            detail = str(report.longreprtext)
+            kind = "import_error" if "CandidateImportError" in detail else "collection_error"
+            self._fail(report.nodeid or "<collection>", kind, "the suite could not be collected", detail)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.collected = len(session.items)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        nodeid = report.nodeid
+        previous = self.outcomes.get(nodeid)
+        if report.skipped or getattr(report, "wasxfail", None) is not None:
+            self.outcomes[nodeid] = "skipped"
+            if previous != "skipped":
+                self._fail(nodeid, "skipped", "the test was skipped or xfailed, which never counts as a pass",
+                           str(report.longreprtext))
+        elif report.failed:
+            outcome = "failed" if report.when == "call" else "error"
+            if previous not in ("failed", "error"):
+                kind = self.kinds.get(nodeid, "exception")
+                etype = self.kinds.get(nodeid + "::type", "error")
+                self._fail(nodeid, kind, f"{etype} in the test's {report.when} phase", str(report.longreprtext))
+            self.outcomes[nodeid] = outcome
+        elif report.when == "call" and previous is None:
+            self.outcomes[nodeid] = "passed"
+
+    def counts(self) -> dict[str, int]:
+        values = list(self.outcomes.values())
+        return {
+            "expected": self.collected or 0,
+            "passed": values.count("passed"),
+            "failed": values.count("failed"),
+            "errors": values.count("error") + self.collect_errors,
+            "skipped": values.count("skipped"),
+        }
+
+
+def _write_suite(suite_json: bytes, root: str) -> list[str]:
+    files = json.loads(suite_json)["files"]
+    written = []
+    for rel, b64 in sorted(files.items()):
+        if rel.startswith("/") or ".." in rel.split("/"):
+            raise SystemExit(f"trusted: refusing suite path {rel!r}")
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(base64.b64decode(b64))
+        written.append(rel)
+    return written
+
+
+def main() -> None:
+    t_start = time.time()
+    # Our stdout is the result channel: keep it for the one result line, and send
+    # everything else this process prints (pytest's report) to stderr.
+    result_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    ctl = socket.socket(fileno=int(sys.argv[1]))
+    with open(f"{TRUSTED_DIR}/job.json") as fh:
+        job = json.load(fh)
+    with open(f"{TRUSTED_DIR}/suite.json", "rb") as fh:
+        suite_root = f"{TRUSTED_DIR}/suite"
+        _write_suite(fh.read(), suite_root)
+    config = job["config"]
+    deadline = time.monotonic() + float(config["budget_s"]) - (time.time() - float(job["launched_at"]))
+    session = CandidateSession(
+        ctl, call_timeout=float(config["call_timeout_s"]), deadline=deadline, output_cap=int(config["output_bytes"])
+    )
+    sys.modules[job["module"]] = CandidateModule(job["module"], session)
+
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile(
+        "verifier",
+        derandomize=True,
+        database=None,
+        deadline=None,  # wall-clock deadlines make verdicts load-dependent; hangs hit call_timeout_s
+        max_examples=int(config["max_examples"]),
+        suppress_health_check=[HealthCheck.too_slow],
+        print_blob=False,
+    )
+    settings.load_profile("verifier")
+    with open(f"{TRUSTED_DIR}/pytest.ini", "w") as fh:
+        fh.write("[pytest]\npython_files = test_*.py *_test.py\n")
+    recorder = Recorder()
+    t_tests = time.time()
+    exit_code = pytest.main(
+        [
+            suite_root, "-c", f"{TRUSTED_DIR}/pytest.ini", "--rootdir", suite_root, "-q", "--tb=short",
+            "-p", "no:cacheprovider", "-p", "no:pastebin", "-p", "no:legacypath", "--color=no",
+            "-W", "ignore::pytest.PytestUnraisableExceptionWarning",
+        ],
+        plugins=[recorder],
+    )
+    t_end = time.time()
+    result = {
+        "exit_code": int(exit_code),
+        "counts": recorder.counts(),
+        "failures": recorder.failures,
+        "import_error": session.import_error,
+        "calls": session.calls,
+        "candidate_output": session.output.buffer.decode("utf-8", "replace"),
+        "candidate_output_bytes": session.output.total,
+        "runner_start_s": t_tests - float(job["launched_at"]),
+        "tests_s": t_end - t_tests,
+        "trusted_start_s": t_start - float(job["launched_at"]),
+    }
+    line = f"VERIFIER-RESULT {job['nonce']} {json.dumps(result)}\n".encode()
+    view = memoryview(line)
+    while view:
+        view = view[os.write(result_fd, view):]
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

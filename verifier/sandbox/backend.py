@@ -1,0 +1,82 @@
+"""The backend interface: run one job in a sandbox, return what happened.
+
+A backend runs a command in a fresh, locked-down sandbox with some bytes on stdin and
+returns the raw facts (exit code, output, whether it was killed for time, memory or
+output). It decides nothing about tests; `verifier.verify` does that. Backends:
+`DockerBackend` (a container per job), the warm pool (later), `FakeBackend` for unit tests.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Literal
+
+from verifier.limits import Limits
+
+#: uid:gid of the trusted side (and of plain jobs). Never root.
+TRUSTED_UID = 2000
+#: uid:gid of the candidate process. Different from the trusted one, so it cannot signal,
+#: trace or read the trusted side.
+CANDIDATE_UID = 2001
+
+
+@dataclass(frozen=True)
+class SandboxJob:
+    """One command to run in a fresh sandbox."""
+
+    image: str
+    command: Sequence[str]
+    limits: Limits
+    stdin: bytes = b""
+    #: "plain": runs as TRUSTED_UID with no capabilities at all.
+    #: "launcher": starts as root holding only SETUID/SETGID, for the in-container launcher
+    #: that splits into the trusted and the candidate user before any other code runs.
+    mode: Literal["plain", "launcher"] = "plain"
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RawRun:
+    """What the sandbox observed. Output is capped; `truncated` says when bytes were dropped."""
+
+    exit_code: int | None
+    stdout: bytes
+    stderr: bytes
+    truncated: bool
+    timed_out: bool
+    oom_killed: bool
+    output_limited: bool
+    duration_s: float
+    overhead_s: float
+    image_id: str
+    container_id: str
+    queue_s: float = 0.0
+
+
+class SandboxBackend(ABC):
+    """Runs jobs in sandboxes. Use as a context manager so `close` always runs."""
+
+    isolation: Literal["fresh", "reuse"] = "fresh"
+
+    @abstractmethod
+    def run(self, job: SandboxJob) -> RawRun:
+        """Run `job` to completion in a fresh sandbox.
+
+        Raises:
+            SandboxUnavailable: the sandbox itself failed (engine down, image missing);
+                a job that merely fails, hangs or crashes is a `RawRun`, not an exception.
+        """
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release everything the backend holds (containers, threads)."""
+
+    def __enter__(self) -> SandboxBackend:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

@@ -1,0 +1,83 @@
+"""Pure: limits -> the Docker create-container arguments that enforce them.
+
+Every promise of the threat model that the engine keeps is one line here, so a review
+of containment starts and ends in this file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from docker.types import LogConfig, Ulimit
+
+from verifier.limits import Limits
+from verifier.sandbox.backend import CANDIDATE_UID, TRUSTED_UID, SandboxJob
+
+LABEL_MANAGED = "org.verifier.managed"
+LABEL_OWNER_PID = "org.verifier.owner-pid"
+LABEL_OWNER_HOST = "org.verifier.owner-host"
+
+#: Where the trusted side keeps the suite (launcher jobs). Only TRUSTED_UID can enter.
+TRUSTED_DIR = "/run/trusted"
+#: The candidate's scratch dir (launcher jobs); the plain jobs' scratch dir.
+SCRATCH_DIR = "/tmp"
+
+SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def _tmpfs(limits: Limits, owner: int | None, mode: str) -> str:
+    opts = f"rw,nosuid,nodev,size={limits.scratch_bytes},mode={mode}"
+    if owner is not None:
+        opts += f",uid={owner},gid={owner}"
+    return opts
+
+
+def container_kwargs(job: SandboxJob, labels: Mapping[str, str]) -> dict[str, Any]:
+    """Arguments for `APIClient.create_container` (host_config included) for `job`."""
+    limits = job.limits
+    if job.mode == "launcher":
+        user = "0:0"  # only to split into two unprivileged users; see verifier/runner/launch.py
+        cap_add = ["SETUID", "SETGID"]
+        tmpfs = {
+            SCRATCH_DIR: _tmpfs(limits, CANDIDATE_UID, "0700"),
+            TRUSTED_DIR: _tmpfs(limits, TRUSTED_UID, "0700"),
+        }
+    else:
+        user = f"{TRUSTED_UID}:{TRUSTED_UID}"
+        cap_add = []
+        tmpfs = {SCRATCH_DIR: _tmpfs(limits, None, "1777")}
+    host_config: dict[str, Any] = {
+        "network_mode": "none",  # no interface but loopback
+        "mem_limit": limits.memory_bytes,
+        "memswap_limit": limits.memory_bytes,  # equal to mem_limit: no swap
+        "nano_cpus": int(limits.cpus * 1e9),
+        "pids_limit": limits.pids,  # fork and thread bombs stop here
+        "read_only": True,  # root file system
+        "tmpfs": tmpfs,
+        "cap_drop": ["ALL"],
+        "cap_add": cap_add,
+        "security_opt": ["no-new-privileges"],
+        "ulimits": [
+            Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
+            Ulimit(name="fsize", soft=limits.file_size_bytes, hard=limits.file_size_bytes),
+            Ulimit(name="core", soft=0, hard=0),
+        ],
+        "init": True,  # tini as PID 1 reaps orphans and forwards the kill
+        "ipc_mode": "private",
+        "shm_size": min(limits.scratch_bytes, 16 * 1024**2),
+        # Output reaches us through the attach stream only; never written to the host's disk.
+        "log_config": LogConfig(type=LogConfig.types.NONE),
+        "auto_remove": False,  # we remove it ourselves after reading its state
+    }
+    return {
+        "user": user,
+        "environment": {"PATH": SAFE_PATH, "HOME": SCRATCH_DIR, "LANG": "C.UTF-8"},
+        "working_dir": SCRATCH_DIR,
+        "network_disabled": True,
+        "stdin_open": True,  # docker-py sets StdinOnce with it: our EOF closes the job's stdin
+        "use_config_proxy": False,  # never inject the host's proxy settings into the sandbox
+        "tty": False,
+        "labels": dict(labels),
+        "host_config": host_config,
+    }

@@ -1,0 +1,271 @@
+"""Build and describe the sandbox image, from the recipe in sandbox_images/python/.
+
+The image is tagged and labelled with the digest of its recipe (Dockerfile, pinned
+requirements, installer, the in-container runner's code and the base it starts from), so
+`build` is a no-op when an image of that digest exists, and a changed recipe gives a new
+image. Never pulls unless the base is a registry image and the caller chose it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import docker
+import docker.errors
+
+from verifier.errors import SandboxUnavailable
+from verifier.hashing import tree_sha256
+
+IMAGE_REPO = "verifier-sandbox"
+BASE_REPO = "verifier-base"
+LABEL_RECIPE = "org.verifier.recipe-digest"
+REGISTRY_BASE = "python:3.11-slim-bookworm"
+DEBIAN_SUITE = "bookworm"
+DEBOOTSTRAP_INCLUDE = ("python3",)
+
+Base = Literal["auto", "debootstrap", "registry"]
+Progress = Callable[[str], None]
+
+
+def recipe_dir() -> Path:
+    """sandbox_images/python/ of this checkout."""
+    here = Path(__file__).resolve().parents[2] / "sandbox_images" / "python"
+    if not (here / "Dockerfile").is_file():
+        raise SandboxUnavailable(f"sandbox image recipe not found at {here} (install verifier from its checkout)")
+    return here
+
+
+def runner_dir() -> Path:
+    return Path(__file__).resolve().parents[1] / "runner"
+
+
+def _files_under(root: Path, prefix: str) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            out[f"{prefix}/{path.relative_to(root).as_posix()}"] = path.read_bytes()
+    return out
+
+
+def recipe_files() -> dict[str, bytes]:
+    files = _files_under(recipe_dir(), "recipe")
+    files.update(_files_under(runner_dir(), "verifier_runner"))
+    return files
+
+
+def resolve_base(base: Base) -> Literal["debootstrap", "registry"]:
+    if base != "auto":
+        return base
+    return "debootstrap" if shutil.which("debootstrap") and Path("/etc/apt").is_dir() else "registry"
+
+
+def base_spec(kind: Literal["debootstrap", "registry"]) -> str:
+    if kind == "registry":
+        return f"registry:{REGISTRY_BASE}"
+    return f"debootstrap:{DEBIAN_SUITE}:minbase:{','.join(DEBOOTSTRAP_INCLUDE)}"
+
+
+def recipe_digest(base: Base = "auto") -> str:
+    files = recipe_files()
+    files["base"] = base_spec(resolve_base(base)).encode()
+    return tree_sha256(files)
+
+
+def image_tag(base: Base = "auto") -> str:
+    return f"{IMAGE_REPO}:{recipe_digest(base)[:16]}"
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    tag: str
+    image_id: str
+    recipe_digest: str
+    base: str
+    python: str
+    pytest: str
+    hypothesis: str
+    size_bytes: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def find_image(client: docker.DockerClient, base: Base = "auto") -> str | None:
+    """The id of the built image for the current recipe, or None."""
+    try:
+        return str(client.api.inspect_image(image_tag(base))["Id"])
+    except docker.errors.ImageNotFound:
+        return None
+
+
+def build(
+    client: docker.DockerClient, *, base: Base = "auto", force: bool = False, progress: Progress | None = None
+) -> tuple[str, bool]:
+    """Build the image unless one with this recipe digest exists. Returns (tag, built)."""
+    say = progress or (lambda _msg: None)
+    kind = resolve_base(base)
+    tag = image_tag(kind)
+    if not force and find_image(client, kind) is not None:
+        say(f"image {tag} is up to date (recipe digest matches); nothing to build")
+        return tag, False
+    base_image = REGISTRY_BASE if kind == "registry" else _ensure_debootstrap_base(client, say)
+    with tempfile.TemporaryDirectory(prefix="verifier-build-") as tmp:
+        ctx = Path(tmp)
+        for name in ("Dockerfile", "install.py", "requirements.txt"):
+            shutil.copy2(recipe_dir() / name, ctx / name)
+        shutil.copytree(runner_dir(), ctx / "verifier_runner", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        _download_wheels(ctx / "wheels", say)
+        say(f"building {tag} from {base_image}")
+        digest = recipe_digest(kind)
+        log: list[str] = []
+        try:
+            for chunk in client.api.build(
+                path=str(ctx),
+                tag=tag,
+                buildargs={"BASE": base_image},
+                labels={LABEL_RECIPE: digest, "org.verifier.base": base_spec(kind)},
+                pull=False,
+                rm=True,
+                forcerm=True,
+                decode=True,
+            ):
+                if "error" in chunk:
+                    tail = "\n".join(log[-15:])
+                    raise SandboxUnavailable(f"image build failed: {chunk['error'].strip()}\n{tail}")
+                line = str(chunk.get("stream", "")).strip()
+                if line:
+                    log.append(line)
+                if line.startswith("Step ") or line.startswith("installed "):
+                    say(line)
+        except docker.errors.DockerException as exc:
+            raise SandboxUnavailable(f"image build failed: {exc}") from exc
+    return tag, True
+
+
+def _download_wheels(dest: Path, say: Progress) -> None:
+    """pip-download the pinned pure-Python wheels on the host (cached across builds)."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "verifier" / "wheels"
+    cache.mkdir(parents=True, exist_ok=True)
+    req = recipe_dir() / "requirements.txt"
+    wanted = [
+        line.split("#")[0].strip() for line in req.read_text().splitlines() if line.split("#")[0].strip()
+    ]
+    have = {p.name.lower() for p in cache.glob("*.whl")}
+
+    def present(spec: str) -> bool:
+        name, version = spec.split("==")
+        stem = f"{re.sub(r'[-_.]+', '_', name).lower()}-{version}-"
+        return any(h.startswith(stem) for h in have)
+
+    if not all(present(s) for s in wanted):
+        say("downloading pinned wheels on the host")
+        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+               "--dest", str(cache), "-r", str(req)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SandboxUnavailable(f"could not download the pinned wheels: {done.stderr.strip()[-500:]}")
+    dest.mkdir()
+    for spec in wanted:
+        name, version = spec.split("==")
+        stem = f"{re.sub(r'[-_.]+', '_', name).lower()}-{version}-"
+        match = [p for p in cache.glob("*.whl") if p.name.lower().startswith(stem)]
+        if not match:
+            raise SandboxUnavailable(f"wheel for {spec} missing after download")
+        shutil.copy2(match[0], dest / match[0].name)
+
+
+def apt_mirror(suite: str = DEBIAN_SUITE) -> str:
+    """The Debian mirror this host's apt uses (never a name written into the repository)."""
+    sources: list[Path] = []
+    for d in (Path("/etc/apt/sources.list.d"), Path("/etc/apt")):
+        if d.is_dir():
+            sources += sorted(d.glob("*.sources")) + sorted(d.glob("*.list"))
+    for path in sources:
+        text = path.read_text(errors="replace")
+        for stanza in text.split("\n\n"):  # deb822
+            uris = re.search(r"^URIs:\s*(\S+)", stanza, re.M)
+            suites = re.search(r"^Suites:\s*(.+)$", stanza, re.M)
+            if uris and suites and suite in suites.group(1).split() and "security" not in uris.group(1):
+                return uris.group(1)
+        for line in text.splitlines():  # one-line format
+            m = re.match(r"^deb\s+(?:\[[^]]*\]\s+)?(\S+)\s+(\S+)\s", line.strip() + " ")
+            if m and m.group(2) == suite:
+                return m.group(1)
+    raise SandboxUnavailable(f"no apt source for Debian {suite} found on this host; use --base registry")
+
+
+def _ensure_debootstrap_base(client: docker.DockerClient, say: Progress) -> str:
+    spec = base_spec("debootstrap")
+    tag = f"{BASE_REPO}:{hashlib.sha256(spec.encode()).hexdigest()[:16]}"
+    try:
+        client.api.inspect_image(tag)
+        return tag
+    except docker.errors.ImageNotFound:
+        pass
+    if os.geteuid() != 0:
+        raise SandboxUnavailable("building the base with debootstrap needs root; or use --base registry")
+    mirror = apt_mirror()
+    with tempfile.TemporaryDirectory(prefix="verifier-rootfs-") as tmp:
+        root = Path(tmp) / "rootfs"
+        say(f"debootstrap {DEBIAN_SUITE} (minbase + python3) from the host's apt mirror; about a minute")
+        cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(DEBOOTSTRAP_INCLUDE)}",
+               DEBIAN_SUITE, str(root), mirror]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            tail = (done.stdout + done.stderr).strip()[-800:]
+            raise SandboxUnavailable(f"debootstrap failed: {tail}")
+        for junk in ("var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man",
+                     "usr/share/locale", "usr/share/info"):
+            shutil.rmtree(root / junk, ignore_errors=True)
+        say(f"importing the root file system as {tag}")
+        tar_path = Path(tmp) / "rootfs.tar"
+        with tarfile.open(tar_path, "w") as tar:
+            tar.add(str(root), arcname=".")
+        changes = ['ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', "ENV LANG=C.UTF-8"]
+        repo, _, tagname = tag.partition(":")
+        try:
+            client.api.import_image_from_file(str(tar_path), repository=repo, tag=tagname, changes=changes)
+        except docker.errors.DockerException as exc:
+            raise SandboxUnavailable(f"docker import failed: {exc}") from exc
+    return tag
+
+
+def info(client: docker.DockerClient, base: Base = "auto") -> ImageInfo:
+    """Describe the built image for the current recipe (runs it once to read versions)."""
+    tag = image_tag(base)
+    try:
+        meta = client.api.inspect_image(tag)
+    except docker.errors.ImageNotFound as exc:
+        from verifier.errors import ImageNotFound
+
+        raise ImageNotFound(f"sandbox image {tag} is not built; run `verifier image build`") from exc
+    probe = (
+        "import json, platform, pytest, hypothesis;"
+        "print(json.dumps([platform.python_version(), pytest.__version__, hypothesis.__version__]))"
+    )
+    out = client.containers.run(tag, ["python3", "-I", "-c", probe], remove=True, network_mode="none")
+    python, pytest_v, hyp = json.loads(io.BytesIO(out).read().decode().strip().splitlines()[-1])
+    labels = meta.get("Config", {}).get("Labels") or {}
+    return ImageInfo(
+        tag=tag,
+        image_id=str(meta["Id"]),
+        recipe_digest=str(labels.get(LABEL_RECIPE, "")),
+        base=str(labels.get("org.verifier.base", "")),
+        python=python,
+        pytest=pytest_v,
+        hypothesis=hyp,
+        size_bytes=int(meta.get("Size", 0)),
+    )
