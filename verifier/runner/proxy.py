@@ -207,6 +207,7 @@ class CandidateSession:
         return self.names
 
     def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        __tracebackhide__ = True
         with self.lock:
             self.ensure()
             try:
@@ -235,6 +236,12 @@ class CandidateSession:
 
 
 def _rebuild_exception(reply: dict[str, Any]) -> BaseException:
+    exc = _exception_for(reply)
+    exc.verifier_raised_by_candidate = str(reply.get("raised", "Exception"))  # type: ignore[attr-defined]
+    return exc
+
+
+def _exception_for(reply: dict[str, Any]) -> BaseException:
     message = str(reply.get("message", ""))
     raised = str(reply.get("raised", "Exception"))
     for name in reply.get("mro", []):
@@ -312,6 +319,7 @@ class CandidateModule(types.ModuleType):
 
 def _make_function(session: CandidateSession, name: str, module: str) -> Any:
     def forward(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
         return session.call(name, args, kwargs)
 
     forward.__name__ = forward.__qualname__ = name

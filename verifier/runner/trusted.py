@@ -22,7 +22,25 @@ from verifier_runner.proxy import CandidateFault, CandidateModule, CandidateSess
 
 TRUSTED_DIR = "/run/trusted"
 MAX_DETAIL = 4000
-_FALSIFYING = re.compile(r"Falsifying example: (.*?)(?:\n\)|\Z)", re.S)
+_EXAMPLE_START = re.compile(r"(?:Falsifying example|Failing test case): ?(.*)$")
+
+
+def falsifying_example(detail: str) -> str | None:
+    """Hypothesis' minimal failing call, as it printed it (pytest prefixes removed)."""
+    lines = [re.sub(r"^E {0,3}", "", ln) for ln in detail.splitlines()]
+    for i, line in enumerate(lines):
+        m = _EXAMPLE_START.search(line)
+        if not m:
+            continue
+        out = [m.group(1)]
+        depth = m.group(1).count("(") - m.group(1).count(")")
+        for nxt in lines[i + 1 :]:
+            if depth <= 0:
+                break
+            out.append(nxt)
+            depth += nxt.count("(") - nxt.count(")")
+        return "\n".join(out).strip()[:MAX_DETAIL] or None
+    return None
 
 
 class Recorder:
@@ -36,12 +54,7 @@ class Recorder:
         self.collect_errors = 0
 
     def _fail(self, test_id: str, kind: str, message: str, detail: str) -> None:
-        example = None
-        m = _FALSIFYING.search(detail)
-        if m:
-            example = m.group(1).strip()[:MAX_DETAIL]
-            if example.count("(") > example.count(")"):
-                example += "\n)"
+        example = falsifying_example(detail)
         self.failures.append(
             {
                 "test_id": test_id,
@@ -60,8 +73,15 @@ class Recorder:
             leaf = exc
             while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
                 leaf = leaf.exceptions[0]
+            raised_by = getattr(leaf, "verifier_raised_by_candidate", None)
             if isinstance(leaf, CandidateFault):
                 self.kinds[item.nodeid] = leaf.kind
+                self.kinds[item.nodeid + "::why"] = (
+                    "the candidate could not be imported" if leaf.kind == "import_error" else str(leaf)[:300]
+                )
+            elif raised_by is not None:
+                self.kinds[item.nodeid] = "exception"
+                self.kinds[item.nodeid + "::why"] = f"the candidate raised {raised_by}"
             elif isinstance(leaf, AssertionError):
                 self.kinds.setdefault(item.nodeid, "assertion")
             else:
@@ -92,7 +112,11 @@ class Recorder:
             if previous not in ("failed", "error"):
                 kind = self.kinds.get(nodeid, "exception")
                 etype = self.kinds.get(nodeid + "::type", "error")
-                self._fail(nodeid, kind, f"{etype} in the test's {report.when} phase", str(report.longreprtext))
+                why = self.kinds.get(nodeid + "::why")
+                if why is None:
+                    why = "an assertion failed" if kind == "assertion" else f"{etype} raised"
+                where = "" if report.when == "call" else f" (in {report.when})"
+                self._fail(nodeid, kind, why + where, str(report.longreprtext))
             self.outcomes[nodeid] = outcome
         elif report.when == "call" and previous is None:
             self.outcomes[nodeid] = "passed"

@@ -31,7 +31,7 @@ from verifier.sandbox.hardening import (
 #: Extra time the host grants past the job's limit before it kills the container:
 #: covers container start, so `timeout_s` stays the time the job itself may run.
 START_GRACE_S = 5.0
-#: stdout/stderr each keep at most this many bytes beyond the job's output limit is a kill.
+#: Frame header of Docker's multiplexed attach stream: stream id, 3 pad bytes, length.
 _HEADER = struct.Struct(">BxxxL")
 
 
@@ -131,7 +131,6 @@ class DockerBackend(SandboxBackend):
         name = f"verifier-{uuid.uuid4().hex[:12]}"
         kwargs = container_kwargs(job, owner_labels(job.labels))
         host_config = api.create_host_config(**kwargs.pop("host_config"))
-        cid: str | None = None
         try:
             try:
                 cid = api.create_container(
@@ -141,8 +140,8 @@ class DockerBackend(SandboxBackend):
             except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
                 raise SandboxUnavailable(f"the sandbox failed to run: {exc}") from exc
         finally:
-            if cid is not None:
-                _remove(api, cid)
+            # By name: also when Ctrl-C arrived while the engine was still creating it.
+            _remove(api, name)
 
     def _run_created(self, api: Any, cid: str, job: SandboxJob, image_id: str, t0: float) -> RawRun:
         raw_sock = api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
@@ -155,10 +154,15 @@ class DockerBackend(SandboxBackend):
                 killed_for.append(reason)
             try:
                 api.kill(cid)
-            except docker.errors.APIError:
+            except (docker.errors.DockerException, requests.exceptions.RequestException):
                 pass  # already gone
 
-        collector = _OutputCollector(sock, job.limits.output_bytes, lambda: kill("output"))
+        def kill_in_background(reason: str) -> None:
+            # The engine may hold a kill until the attach stream drains, so the collector
+            # must keep reading while the kill is under way: never kill from its thread.
+            threading.Thread(target=kill, args=(reason,), daemon=True, name="verifier-kill").start()
+
+        collector = _OutputCollector(sock, job.limits.output_bytes, lambda: kill_in_background("output"))
         collector.start()
         try:
             api.start(cid)

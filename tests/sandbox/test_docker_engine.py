@@ -1,0 +1,305 @@
+"""Containment of the Docker backend, each limit proven by trying to break it (real engine)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import docker
+import pytest
+
+from tests.conftest import leftover_containers
+from verifier.limits import MiB, Limits
+from verifier.sandbox.backend import RawRun, SandboxJob
+from verifier.sandbox.docker_engine import DockerBackend
+
+pytestmark = pytest.mark.docker
+
+
+def run_py(image: str, code: str, **limits: object) -> RawRun:
+    job = SandboxJob(image=image, command=["python3", "-I", "-c", textwrap.dedent(code)], limits=Limits(**limits))
+    with DockerBackend() as backend:
+        return backend.run(job)
+
+
+def bridge_gateway(client: docker.DockerClient) -> str:
+    """This machine's own address on the Docker bridge (the default network's gateway)."""
+    config = client.networks.get("bridge").attrs["IPAM"]["Config"][0]
+    if config.get("Gateway"):
+        return str(config["Gateway"])
+    return str(ipaddress.ip_network(config["Subnet"])[1])  # Docker's default: the first address
+
+
+class Listener:
+    """A TCP listener on this machine (the Docker bridge address), counting connections."""
+
+    def __init__(self, host: str) -> None:
+        self.sock = socket.create_server((host, 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self.stop = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+                self.accepted += 1
+                conn.close()
+            except OSError:
+                continue
+
+    def close(self) -> None:
+        self.stop = True
+        self.thread.join(2)
+        self.sock.close()
+
+
+CONNECT_PROBE = """
+    import socket, sys
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        s.connect((sys.argv[1], int(sys.argv[2])))
+        print("CONNECTED")
+    except OSError as exc:
+        print("BLOCKED", exc)
+"""
+
+
+def test_only_loopback_and_no_route(sandbox_image: str) -> None:
+    raw = run_py(
+        sandbox_image,
+        """
+        import socket
+        print(sorted(name for _, name in socket.if_nameindex()))
+        routes = open("/proc/net/route").read().strip().splitlines()[1:]
+        print(len(routes))
+        try:
+            socket.getaddrinfo("verifier-probe.invalid", 80)
+            print("RESOLVED")
+        except socket.gaierror:
+            print("NO-DNS")
+        """,
+    )
+    lines = raw.stdout.decode().split("\n")
+    assert lines[0] == "['lo']"
+    assert lines[1] == "0"
+    assert lines[2] == "NO-DNS"
+
+
+def test_listener_on_this_machine_is_unreachable(sandbox_image: str, docker_client: docker.DockerClient) -> None:
+    gateway = bridge_gateway(docker_client)
+    listener = Listener(gateway)
+    try:
+        # Control: with a network the same probe does connect, so the probe itself works.
+        out = docker_client.containers.run(
+            sandbox_image, ["python3", "-c", textwrap.dedent(CONNECT_PROBE), gateway, str(listener.port)],
+            network_mode="bridge", remove=True,
+        )
+        assert b"CONNECTED" in out
+        before = listener.accepted
+        job = SandboxJob(
+            image=sandbox_image,
+            command=["python3", "-c", textwrap.dedent(CONNECT_PROBE), gateway, str(listener.port)],
+            limits=Limits(),
+        )
+        with DockerBackend() as backend:
+            raw = backend.run(job)
+        assert raw.stdout.startswith(b"BLOCKED"), raw.stdout
+        assert listener.accepted == before
+    finally:
+        listener.close()
+
+
+def test_memory_bomb_is_oom_killed(sandbox_image: str) -> None:
+    raw = run_py(sandbox_image, "b = b'x' * (1 << 30)\nprint('survived')", memory_bytes=128 * MiB)
+    assert raw.oom_killed
+    assert b"survived" not in raw.stdout
+    assert raw.exit_code != 0
+
+
+def test_pids_limit_caps_processes(sandbox_image: str) -> None:
+    raw = run_py(
+        sandbox_image,
+        """
+        import os, time
+        n = 0
+        while n < 1000:
+            try:
+                pid = os.fork()
+            except OSError:
+                break
+            if pid == 0:
+                time.sleep(30)
+                os._exit(0)
+            n += 1
+        print(n)
+        """,
+        pids=64, timeout_s=20,
+    )
+    started = int(raw.stdout.decode().strip())
+    assert 0 < started < 64
+
+
+def test_fork_bomb_is_contained_and_host_stays_responsive(sandbox_image: str) -> None:
+    result: list[RawRun] = []
+    bomb = threading.Thread(
+        target=lambda: result.append(
+            run_py(
+                sandbox_image,
+                """
+                import os
+                while True:
+                    try:
+                        os.fork()
+                    except OSError:
+                        pass
+                """,
+                timeout_s=6,
+            )
+        )
+    )
+    bomb.start()
+    time.sleep(3)
+    t0 = time.monotonic()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    host_latency = time.monotonic() - t0
+    bomb.join(60)
+    assert result and result[0].timed_out
+    assert host_latency < 3.0
+
+
+def test_infinite_loop_times_out_on_time(sandbox_image: str) -> None:
+    t0 = time.monotonic()
+    raw = run_py(sandbox_image, "while True:\n    pass", timeout_s=2)
+    elapsed = time.monotonic() - t0
+    assert raw.timed_out
+    assert elapsed < 2 + 3.0, f"took {elapsed:.1f} s for a 2 s limit"
+
+
+def test_sigterm_ignoring_sleeper_is_killed(sandbox_image: str) -> None:
+    raw = run_py(
+        sandbox_image,
+        "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(600)",
+        timeout_s=2,
+    )
+    assert raw.timed_out
+
+
+def test_stdout_flood_is_truncated(sandbox_image: str) -> None:
+    t0 = time.monotonic()
+    raw = run_py(
+        sandbox_image,
+        "import sys\nchunk = b'x' * (1 << 20)\nfor _ in range(100):\n    sys.stdout.buffer.write(chunk)",
+        output_bytes=64 * 1024, timeout_s=30,
+    )
+    assert raw.truncated and raw.output_limited
+    assert len(raw.stdout) == 64 * 1024
+    assert time.monotonic() - t0 < 30
+
+
+def test_root_filesystem_is_read_only_and_scratch_is_bounded(sandbox_image: str) -> None:
+    raw = run_py(
+        sandbox_image,
+        """
+        import errno
+        for path in ("/usr/evil", "/etc/evil", "/evil"):
+            try:
+                open(path, "w")
+                print("WROTE", path)
+            except OSError as exc:
+                print("DENIED", path, errno.errorcode[exc.errno])
+        open("/tmp/ok", "w").write("fine")
+        try:
+            with open("/tmp/fill", "wb") as fh:
+                while True:
+                    fh.write(b"x" * (1 << 20))
+        except OSError as exc:
+            print("FULL", errno.errorcode[exc.errno])
+        """,
+        scratch_bytes=8 * MiB,
+    )
+    out = raw.stdout.decode()
+    assert "WROTE" not in out
+    assert out.count("DENIED") == 3
+    assert "FULL ENOSPC" in out or "FULL EFBIG" in out
+
+
+def test_non_root_without_capabilities(sandbox_image: str) -> None:
+    raw = run_py(
+        sandbox_image,
+        """
+        import os
+        status = dict(l.split(":\\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\\t" in l)
+        print(os.getuid(), status["CapEff"].strip(), status["CapBnd"].strip(), status["NoNewPrivs"].strip())
+        """,
+    )
+    uid, cap_eff, cap_bnd, nnp = raw.stdout.decode().split()
+    assert uid != "0"
+    assert int(cap_eff, 16) == 0 and int(cap_bnd, 16) == 0
+    assert nnp == "1"
+
+
+def test_host_environment_is_invisible(sandbox_image: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    canary = f"canary-{os.getpid()}-{time.time_ns()}"
+    monkeypatch.setenv("VERIFIER_TEST_CANARY", canary)
+    monkeypatch.setenv("OPENAI_API_KEY", canary)
+    raw = run_py(sandbox_image, "import os\nprint(dict(os.environ))\nprint(open('/proc/1/environ','rb').read())")
+    assert canary.encode() not in raw.stdout
+    assert b"VERIFIER_TEST_CANARY" not in raw.stdout
+
+
+def test_stdin_reaches_the_job(sandbox_image: str) -> None:
+    payload = os.urandom(300_000).hex().encode()
+    job = SandboxJob(
+        image=sandbox_image,
+        command=["python3", "-c", "import sys, hashlib; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())"],
+        limits=Limits(),
+        stdin=payload,
+    )
+    with DockerBackend() as backend:
+        raw = backend.run(job)
+    import hashlib
+
+    assert raw.stdout.decode().strip() == hashlib.sha256(payload).hexdigest()
+
+
+def test_container_is_removed_after_each_run(sandbox_image: str, docker_client: docker.DockerClient) -> None:
+    run_py(sandbox_image, "print('hi')")
+    run_py(sandbox_image, "while True: pass", timeout_s=1)
+    assert leftover_containers(docker_client) == []
+
+
+CTRL_C_SCRIPT = """
+import sys
+from verifier.limits import Limits
+from verifier.sandbox.backend import SandboxJob
+from verifier.sandbox.docker_engine import DockerBackend
+job = SandboxJob(image=sys.argv[1], command=["sleep", "120"], limits=Limits(timeout_s=120))
+print("running", flush=True)
+DockerBackend().run(job)
+"""
+
+
+def test_ctrl_c_removes_the_container(sandbox_image: str, docker_client: docker.DockerClient) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C_SCRIPT, sandbox_image], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == b"running"
+    deadline = time.monotonic() + 20
+    while not leftover_containers(docker_client) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert leftover_containers(docker_client), "the job's container never appeared"
+    proc.send_signal(2)  # SIGINT, as Ctrl-C
+    proc.wait(30)
+    assert leftover_containers(docker_client) == []
