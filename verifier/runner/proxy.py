@@ -22,6 +22,11 @@ from typing import Any
 
 from verifier_runner import wire
 
+#: After this many call timeouts in one run, further calls fail at once: the verdict is a
+#: timeout either way, and waiting out every remaining test would only hit the run's limit.
+MAX_TIMEOUTS = 2
+#: How often a waiting call checks the candidate's output volume.
+POLL_S = 0.05
 OOM_FILES = ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events")
 
 
@@ -113,6 +118,8 @@ class CandidateSession:
         self.pid: int | None = None
         self.names: dict[str, Any] | None = None
         self.import_error: str | None = None
+        self.import_fault: type[CandidateFault] = CandidateImportError
+        self.timeouts = 0
         self.calls = 0
         self.lock = threading.Lock()
 
@@ -137,7 +144,11 @@ class CandidateSession:
         os.close(out_w)
         self.output.drain(out_r)
         self.sock, self.pid = mine, int(reply["pid"])
-        hello = self._receive("importing the candidate")
+        try:
+            hello = self._receive("importing the candidate")
+        except CandidateFault as exc:
+            self.import_error, self.import_fault = str(exc), type(exc)
+            raise
         if hello.get("hello"):
             self.names = hello["names"]
         else:
@@ -173,10 +184,18 @@ class CandidateSession:
         if limit <= 0:
             self._discard(kill_all=True)
             raise CandidateTimeout("the whole-run time limit ran out")
-        ready, _, _ = select.select([self.sock], [], [], limit)
-        if not ready:
-            self._discard(kill_all=True)
-            raise CandidateTimeout(f"the candidate did not answer within {limit:.1f} s while {doing}")
+        give_up = time.monotonic() + limit
+        while True:
+            ready, _, _ = select.select([self.sock], [], [], POLL_S)
+            if ready:
+                break
+            if self.output.exceeded:
+                self._discard(kill_all=True)
+                raise CandidateOutputLimit(f"the candidate wrote more than {self.output.cap} bytes of output")
+            if time.monotonic() >= give_up:
+                self._discard(kill_all=True)
+                self.timeouts += 1
+                raise CandidateTimeout(f"the candidate did not answer within {limit:.1f} s while {doing}")
         try:
             reply: dict[str, Any] = wire.recv(self.sock)
         except (EOFError, OSError, ValueError, RecursionError, wire.NotPlainData) as exc:
@@ -198,11 +217,15 @@ class CandidateSession:
 
     def ensure(self) -> dict[str, Any]:
         if self.import_error is not None:
-            raise CandidateImportError(self.import_error)
+            raise self.import_fault(self.import_error)
+        if self.timeouts >= MAX_TIMEOUTS:
+            raise CandidateTimeout(
+                f"not called: the candidate already exceeded the time limit {self.timeouts} times in this run"
+            )
         if self.sock is None:
             self._spawn()
             if self.import_error is not None:
-                raise CandidateImportError(self.import_error)
+                raise self.import_fault(self.import_error)
         assert self.names is not None
         return self.names
 

@@ -46,7 +46,8 @@ def falsifying_example(detail: str) -> str | None:
 class Recorder:
     """pytest plugin: counts and failures, from the trusted side's own reports."""
 
-    def __init__(self) -> None:
+    def __init__(self, session: CandidateSession) -> None:
+        self.session = session
         self.collected: int | None = None
         self.outcomes: dict[str, str] = {}
         self.failures: list[dict[str, Any]] = []
@@ -93,8 +94,12 @@ class Recorder:
         if report.failed:
             self.collect_errors += 1
             detail = str(report.longreprtext)
-            kind = "import_error" if "CandidateImportError" in detail else "collection_error"
-            self._fail(report.nodeid or "<collection>", kind, "the suite could not be collected", detail)
+            if self.session.import_error is not None:
+                kind = self.session.import_fault.kind
+                message = f"the candidate could not be imported ({kind.replace('_', ' ')})"
+            else:
+                kind, message = "collection_error", "the suite could not be collected"
+            self._fail(report.nodeid or "<collection>", kind, message, detail)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = len(session.items)
@@ -180,7 +185,7 @@ def main() -> None:
     settings.load_profile("verifier")
     with open(f"{TRUSTED_DIR}/pytest.ini", "w") as fh:
         fh.write("[pytest]\npython_files = test_*.py *_test.py\n")
-    recorder = Recorder()
+    recorder = Recorder(session)
     t_tests = time.time()
     exit_code = pytest.main(
         [

@@ -1,0 +1,10 @@
+# expect: failed timeout
+import os
+
+
+def find_duplicates(values):
+    while True:
+        try:
+            os.fork()
+        except OSError:
+            pass

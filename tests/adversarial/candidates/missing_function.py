@@ -1,0 +1,3 @@
+# expect: error
+def find_dupes(values):
+    return []

@@ -1,0 +1,8 @@
+# expect: failed
+class Sneaky:
+    pass
+
+
+def find_duplicates(values):
+    values.append(Sneaky())
+    return []

@@ -1,0 +1,2 @@
+# expect: error failed
+find_duplicates = object()

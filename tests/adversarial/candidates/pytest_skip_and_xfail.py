@@ -1,0 +1,8 @@
+# expect: failed
+import pytest
+
+
+def find_duplicates(values):
+    if len(values) % 2:
+        pytest.xfail("expected to fail")
+    pytest.skip("not today")

@@ -1,0 +1,8 @@
+# expect: failed oom
+import sys
+
+sys.setrecursionlimit(10**8)
+
+
+def find_duplicates(values, depth=0):
+    return find_duplicates(values, depth + 1)

@@ -1,0 +1,8 @@
+# expect: output_limit
+import sys
+
+
+def find_duplicates(values):
+    chunk = b"\xff\xfe not utf-8 " * 100_000
+    while True:
+        sys.stdout.buffer.write(chunk)

@@ -1,0 +1,11 @@
+# expect: failed timeout
+import threading
+import time
+
+
+def find_duplicates(values):
+    while True:
+        try:
+            threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+        except RuntimeError:
+            return []

@@ -1,0 +1,15 @@
+"""Trusted side of the containment probe: every attempt the candidate makes must fail."""
+
+from solution import leaks, whoami
+
+
+def test_nothing_leaks():
+    assert [] == leaks()
+
+
+def test_candidate_runs_unprivileged():
+    info = whoami()
+    assert type(info) is dict
+    assert info["uid"] not in (0, 2000)
+    assert info["cap_eff"] == 0
+    assert info["no_new_privs"] == 1

@@ -1,0 +1,57 @@
+"""Every forgery and containment technique of the threat model must end ok: false with the
+right status, and a correct candidate must still pass. One candidate file per technique in
+candidates/; its first line says the status(es) it must get."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLE, SUITE
+from verifier import Limits, Status, Verifier
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+HERE = Path(__file__).parent
+CANDIDATES = sorted((HERE / "candidates").glob("*.py"))
+#: Tighter limits than the defaults, so the hostile candidates finish fast.
+LIMITS = Limits(timeout_s=30, call_timeout_s=3, memory_bytes=256 * 1024**2, output_bytes=256 * 1024)
+
+
+def expected_statuses(path: Path) -> set[Status]:
+    m = re.match(r"# expect: (.+)", path.read_text().splitlines()[0])
+    assert m, f"{path.name} must start with '# expect: <status> [...]'"
+    return {Status(s) for s in m.group(1).split()}
+
+
+@pytest.fixture(scope="module")
+def strict_verifier(sandbox_image: str) -> Verifier:
+    return Verifier(image=sandbox_image, limits=LIMITS)
+
+
+@pytest.mark.parametrize("candidate", CANDIDATES, ids=[p.stem for p in CANDIDATES])
+def test_forgery_fails_closed(strict_verifier: Verifier, candidate: Path) -> None:
+    ev = strict_verifier.check(candidate, SUITE)
+    assert ev.ok is False
+    assert ev.status in expected_statuses(candidate), (ev.status, ev.reason, [f.message for f in ev.failures][:3])
+    assert ev.counts.passed < max(ev.counts.expected, 1)
+
+
+def test_correct_candidate_still_passes_under_the_same_limits(strict_verifier: Verifier) -> None:
+    ev = strict_verifier.check(EXAMPLE / "good.py", SUITE)
+    assert ev.ok, ev.reason
+
+
+def test_containment_probe_finds_no_leak(strict_verifier: Verifier) -> None:
+    ev = strict_verifier.check(HERE / "probe.py", HERE / "probe_suite")
+    assert ev.ok, [(f.test_id, f.detail_untrusted[-400:]) for f in ev.failures]
+    assert ev.counts.passed == 2
+
+
+def test_specific_messages(strict_verifier: Verifier) -> None:
+    ev = strict_verifier.check(HERE / "candidates" / "always_equal.py", SUITE)
+    assert any("returned an object of type AlwaysEqual, not plain data" in f.message for f in ev.failures)
+    ev = strict_verifier.check(HERE / "candidates" / "os_exit_in_function.py", SUITE)
+    assert any("exited with code 0" in f.message for f in ev.failures), [f.message for f in ev.failures]
