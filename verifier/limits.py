@@ -22,13 +22,31 @@ class Limits(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0, le=3600, description="Wall-clock limit of the whole run, enforced from the host with a kill.")
-    call_timeout_s: float = Field(DEFAULT_CALL_TIMEOUT_S, gt=0, le=3600, description="Wall-clock limit of one call into the candidate.")
-    memory_bytes: int = Field(DEFAULT_MEMORY_BYTES, ge=32 * MiB, description="Memory limit of the container; swap is off.")
+    timeout_s: float = Field(
+        DEFAULT_TIMEOUT_S,
+        gt=0,
+        le=3600,
+        description="Wall-clock limit of the whole run, enforced from the host with a kill.",
+    )
+    call_timeout_s: float = Field(
+        DEFAULT_CALL_TIMEOUT_S,
+        gt=0,
+        le=3600,
+        description="Wall-clock limit of one call into the candidate.",
+    )
+    memory_bytes: int = Field(
+        DEFAULT_MEMORY_BYTES, ge=32 * MiB, description="Memory limit of the container; swap is off."
+    )
     cpus: float = Field(DEFAULT_CPUS, gt=0, le=64, description="CPU quota of the container.")
     pids: int = Field(DEFAULT_PIDS, ge=16, description="Most processes and threads in the container.")
-    scratch_bytes: int = Field(DEFAULT_SCRATCH_BYTES, ge=1 * MiB, description="Size of each writable tmpfs scratch dir.")
-    output_bytes: int = Field(DEFAULT_OUTPUT_BYTES, ge=1024, description="Most bytes of output kept; more is an output_limit outcome.")
+    scratch_bytes: int = Field(
+        DEFAULT_SCRATCH_BYTES, ge=1 * MiB, description="Size of each writable tmpfs scratch dir."
+    )
+    output_bytes: int = Field(
+        DEFAULT_OUTPUT_BYTES,
+        ge=1024,
+        description="Most bytes of output kept; more is an output_limit outcome.",
+    )
     open_files: int = Field(DEFAULT_OPEN_FILES, ge=32, description="RLIMIT_NOFILE inside the container.")
     file_size_bytes: int = Field(DEFAULT_FILE_SIZE_BYTES, ge=1024, description="RLIMIT_FSIZE inside the container.")
     network: str = Field("none", pattern="^none$", description="Network of the container: only 'none' is supported.")

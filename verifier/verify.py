@@ -107,23 +107,36 @@ class Verifier:
         syntax = cand.syntax_error()
         if syntax is not None:
             failure = Failure(
-                test_id="<candidate>", kind=FailureKind.SYNTAX_ERROR, message=f"syntax error at {syntax}"
+                test_id="<candidate>",
+                kind=FailureKind.SYNTAX_ERROR,
+                message=f"syntax error at {syntax}",
             )
-            return self._closed(Status.ERROR, f"the candidate has a syntax error at {syntax}", cand, loaded,
-                                started, limits=limits, failures=[failure])
+            return self._closed(
+                Status.ERROR,
+                f"the candidate has a syntax error at {syntax}",
+                cand,
+                loaded,
+                started,
+                limits=limits,
+                failures=[failure],
+            )
         try:
             job, nonce = self._job(cand, loaded, limits)
             raw = self.backend.run(job)
         except SandboxUnavailable as exc:
-            return self._closed(Status.INFRA_ERROR, f"sandbox unavailable: {exc}", cand, loaded, started,
-                                limits=limits)
+            return self._closed(
+                Status.INFRA_ERROR,
+                f"sandbox unavailable: {exc}",
+                cand,
+                loaded,
+                started,
+                limits=limits,
+            )
         return self._from_run(raw, nonce, cand, loaded, limits, started)
 
     def _job(self, cand: Candidate, suite: Suite, limits: Limits) -> tuple[SandboxJob, str]:
         nonce = secrets.token_hex(16)
-        suite_blob = json.dumps(
-            {"files": {p: base64.b64encode(b).decode() for p, b in suite.files.items()}}
-        ).encode()
+        suite_blob = json.dumps({"files": {p: base64.b64encode(b).decode() for p, b in suite.files.items()}}).encode()
         header = {
             "version": 1,
             "nonce": nonce,
@@ -144,7 +157,13 @@ class Verifier:
                 "output_bytes": limits.output_bytes * 2 + RESULT_OUTPUT_BYTES,
             }
         )
-        job = SandboxJob(image=self.image, command=LAUNCH_COMMAND, limits=job_limits, stdin=stdin, mode="launcher")
+        job = SandboxJob(
+            image=self.image,
+            command=LAUNCH_COMMAND,
+            limits=job_limits,
+            stdin=stdin,
+            mode="launcher",
+        )
         return job, nonce
 
     # ------------------------------------------------------------------------------
@@ -169,14 +188,24 @@ class Verifier:
         if result is None:
             stderr_tail = raw.stderr.decode("utf-8", "replace")[-1500:]
             if raw.oom_killed:
-                status, reason = Status.OOM, "the sandbox ran out of memory before the tests reported"
+                status, reason = (
+                    Status.OOM,
+                    "the sandbox ran out of memory before the tests reported",
+                )
             elif raw.timed_out:
-                status, reason = Status.TIMEOUT, f"the run exceeded its {limits.timeout_s:g} s limit and was killed"
+                status, reason = (
+                    Status.TIMEOUT,
+                    f"the run exceeded its {limits.timeout_s:g} s limit and was killed",
+                )
             else:
                 status = Status.INFRA_ERROR
                 reason = f"the trusted runner ended without a result (exit code {raw.exit_code})"
-            failure = Failure(test_id="<run>", kind=FailureKind(status.value if status in (Status.OOM, Status.TIMEOUT)
-                              else "infra"), message=reason, detail_untrusted=truncate(stderr_tail, MAX_UNTRUSTED_CHARS))
+            failure = Failure(
+                test_id="<run>",
+                kind=FailureKind(status.value if status in (Status.OOM, Status.TIMEOUT) else "infra"),
+                message=reason,
+                detail_untrusted=truncate(stderr_tail, MAX_UNTRUSTED_CHARS),
+            )
             return self._closed(status, reason, cand, suite, started, failures=[failure], **common)
 
         counts = Counts(**result["counts"])
@@ -200,7 +229,10 @@ class Verifier:
         elif raw.timed_out or FailureKind.TIMEOUT in kinds:
             status, reason = Status.TIMEOUT, "the candidate exceeded a time limit"
         elif FailureKind.OUTPUT_LIMIT in kinds:
-            status, reason = Status.OUTPUT_LIMIT, f"the candidate wrote more than {limits.output_bytes} bytes"
+            status, reason = (
+                Status.OUTPUT_LIMIT,
+                f"the candidate wrote more than {limits.output_bytes} bytes",
+            )
         elif result.get("import_error") or FailureKind.IMPORT_ERROR in kinds:
             status, reason = Status.ERROR, "the candidate could not be imported"
         elif counts.expected == 0:
@@ -213,17 +245,37 @@ class Verifier:
             if counts.skipped:
                 reason += f"; {counts.skipped} skipped, which never counts as a pass"
         if result.get("import_error") and not any(f.kind is FailureKind.IMPORT_ERROR for f in failures):
-            failures.insert(0, Failure(test_id="<candidate>", kind=FailureKind.IMPORT_ERROR,
-                                       message="the candidate could not be imported",
-                                       detail_untrusted=truncate(str(result["import_error"]), MAX_UNTRUSTED_CHARS)))
+            failures.insert(
+                0,
+                Failure(
+                    test_id="<candidate>",
+                    kind=FailureKind.IMPORT_ERROR,
+                    message="the candidate could not be imported",
+                    detail_untrusted=truncate(str(result["import_error"]), MAX_UNTRUSTED_CHARS),
+                ),
+            )
         return self._make(
-            ok=status is Status.PASSED, status=status, reason=reason, cand=cand, suite=suite, counts=counts,
-            failures=failures, candidate_output_untrusted=truncate(output, MAX_UNTRUSTED_CHARS),
-            candidate_output_truncated=out_truncated or len(output) > MAX_UNTRUSTED_CHARS, **common,
+            ok=status is Status.PASSED,
+            status=status,
+            reason=reason,
+            cand=cand,
+            suite=suite,
+            counts=counts,
+            failures=failures,
+            candidate_output_untrusted=truncate(output, MAX_UNTRUSTED_CHARS),
+            candidate_output_truncated=out_truncated or len(output) > MAX_UNTRUSTED_CHARS,
+            **common,
         )
 
-    def _closed(self, status: Status, reason: str, cand: Candidate | None, suite: Suite | None, started: float,
-                **fields: Any) -> Evidence:
+    def _closed(
+        self,
+        status: Status,
+        reason: str,
+        cand: Candidate | None,
+        suite: Suite | None,
+        started: float,
+        **fields: Any,
+    ) -> Evidence:
         fields.setdefault("limits", self.limits)
         fields.setdefault("image_id", "")
         fields.setdefault("durations", Durations(total_s=time.monotonic() - started))
@@ -233,10 +285,19 @@ class Verifier:
         cand_sha = cand.sha256 if cand else ""
         suite_sha = suite.sha256 if suite else ""
         limits: Limits = fields["limits"]
-        eid = evidence_id(candidate_sha256=cand_sha, suite_sha256=suite_sha, image_id=fields["image_id"],
-                          limits=limits.model_dump())
-        return Evidence(evidence_id=eid, candidate_sha256=cand_sha, suite_sha256=suite_sha,
-                        verifier_version=__version__, **fields)
+        eid = evidence_id(
+            candidate_sha256=cand_sha,
+            suite_sha256=suite_sha,
+            image_id=fields["image_id"],
+            limits=limits.model_dump(),
+        )
+        return Evidence(
+            evidence_id=eid,
+            candidate_sha256=cand_sha,
+            suite_sha256=suite_sha,
+            verifier_version=__version__,
+            **fields,
+        )
 
 
 def _parse_result(raw: RawRun, nonce: str) -> dict[str, Any] | None:
@@ -244,7 +305,7 @@ def _parse_result(raw: RawRun, nonce: str) -> dict[str, Any] | None:
     prefix = f"VERIFIER-RESULT {nonce} ".encode()
     for line in reversed(raw.stdout.splitlines()):
         if line.startswith(prefix):
-            payload = line[len(prefix):]
+            payload = line[len(prefix) :]
             try:
                 parsed: dict[str, Any] = json.loads(payload)
             except ValueError:

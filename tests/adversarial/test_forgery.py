@@ -35,7 +35,11 @@ def strict_verifier(sandbox_image: str) -> Verifier:
 def test_forgery_fails_closed(strict_verifier: Verifier, candidate: Path) -> None:
     ev = strict_verifier.check(candidate, SUITE)
     assert ev.ok is False
-    assert ev.status in expected_statuses(candidate), (ev.status, ev.reason, [f.message for f in ev.failures][:3])
+    assert ev.status in expected_statuses(candidate), (
+        ev.status,
+        ev.reason,
+        [f.message for f in ev.failures][:3],
+    )
     assert ev.counts.passed < max(ev.counts.expected, 1)
 
 

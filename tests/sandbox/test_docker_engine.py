@@ -15,7 +15,7 @@ import docker
 import pytest
 
 from tests.conftest import leftover_containers
-from verifier.limits import MiB, Limits
+from verifier.limits import Limits, MiB
 from verifier.sandbox.backend import RawRun, SandboxJob
 from verifier.sandbox.docker_engine import DockerBackend
 
@@ -102,8 +102,10 @@ def test_listener_on_this_machine_is_unreachable(sandbox_image: str, docker_clie
     try:
         # Control: with a network the same probe does connect, so the probe itself works.
         out = docker_client.containers.run(
-            sandbox_image, ["python3", "-c", textwrap.dedent(CONNECT_PROBE), gateway, str(listener.port)],
-            network_mode="bridge", remove=True,
+            sandbox_image,
+            ["python3", "-c", textwrap.dedent(CONNECT_PROBE), gateway, str(listener.port)],
+            network_mode="bridge",
+            remove=True,
         )
         assert b"CONNECTED" in out
         before = listener.accepted
@@ -144,7 +146,8 @@ def test_pids_limit_caps_processes(sandbox_image: str) -> None:
             n += 1
         print(n)
         """,
-        pids=64, timeout_s=20,
+        pids=64,
+        timeout_s=20,
     )
     started = int(raw.stdout.decode().strip())
     assert 0 < started < 64
@@ -200,7 +203,8 @@ def test_stdout_flood_is_truncated(sandbox_image: str) -> None:
     raw = run_py(
         sandbox_image,
         "import sys\nchunk = b'x' * (1 << 20)\nfor _ in range(100):\n    sys.stdout.buffer.write(chunk)",
-        output_bytes=64 * 1024, timeout_s=30,
+        output_bytes=64 * 1024,
+        timeout_s=30,
     )
     assert raw.truncated and raw.output_limited
     assert len(raw.stdout) == 64 * 1024
@@ -253,7 +257,10 @@ def test_host_environment_is_invisible(sandbox_image: str, monkeypatch: pytest.M
     canary = f"canary-{os.getpid()}-{time.time_ns()}"
     monkeypatch.setenv("VERIFIER_TEST_CANARY", canary)
     monkeypatch.setenv("OPENAI_API_KEY", canary)
-    raw = run_py(sandbox_image, "import os\nprint(dict(os.environ))\nprint(open('/proc/1/environ','rb').read())")
+    raw = run_py(
+        sandbox_image,
+        "import os\nprint(dict(os.environ))\nprint(open('/proc/1/environ','rb').read())",
+    )
     assert canary.encode() not in raw.stdout
     assert b"VERIFIER_TEST_CANARY" not in raw.stdout
 
@@ -262,7 +269,11 @@ def test_stdin_reaches_the_job(sandbox_image: str) -> None:
     payload = os.urandom(300_000).hex().encode()
     job = SandboxJob(
         image=sandbox_image,
-        command=["python3", "-c", "import sys, hashlib; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())"],
+        command=[
+            "python3",
+            "-c",
+            "import sys, hashlib; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())",
+        ],
         limits=Limits(),
         stdin=payload,
     )
@@ -292,7 +303,9 @@ DockerBackend().run(job)
 
 def test_ctrl_c_removes_the_container(sandbox_image: str, docker_client: docker.DockerClient) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-c", CTRL_C_SCRIPT, sandbox_image], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-c", CTRL_C_SCRIPT, sandbox_image],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == b"running"

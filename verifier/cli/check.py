@@ -24,11 +24,16 @@ def _parse_memory(text: str) -> int:
 
 
 def check(
-    candidate: Annotated[Path, typer.Argument(help="The candidate's Python source file (the module the suite imports).")],
+    candidate: Annotated[
+        Path,
+        typer.Argument(help="The candidate's Python source file (the module the suite imports)."),
+    ],
     suite: Annotated[Path, typer.Option("--suite", "-s", help="Folder of pytest files that `import solution`.")],
     json_out: Annotated[bool, typer.Option("--json", help="Print the evidence as JSON instead of a summary.")] = False,
     timeout: Annotated[float, typer.Option(help="Wall-clock limit of the whole run, in seconds.")] = DEFAULT_TIMEOUT_S,
-    call_timeout: Annotated[float, typer.Option(help="Limit of one call into the candidate, seconds.")] = DEFAULT_CALL_TIMEOUT_S,
+    call_timeout: Annotated[
+        float, typer.Option(help="Limit of one call into the candidate, seconds.")
+    ] = DEFAULT_CALL_TIMEOUT_S,
     memory: Annotated[str, typer.Option(help="Memory limit of the sandbox, e.g. 512m, 1g.")] = "512m",
     build: Annotated[bool, typer.Option(help="Build the sandbox image first when it is missing.")] = True,
 ) -> None:
@@ -37,7 +42,7 @@ def check(
     from verifier.verify import Verifier
 
     out = Console()
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     try:
         limits = Limits(timeout_s=timeout, call_timeout_s=call_timeout, memory_bytes=_parse_memory(memory))
     except ValueError as exc:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
@@ -11,14 +11,23 @@ from rich.console import Console
 image_app = typer.Typer(help="Build and describe the sandbox image.", no_args_is_help=True)
 
 
+def _base(value: str) -> Literal["auto", "debootstrap", "registry"]:
+    if value not in ("auto", "debootstrap", "registry"):
+        raise _fail(f"--base must be auto, debootstrap or registry, not {value!r}")
+    return value  # type: ignore[return-value]
+
+
 def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/] {message}")
+    Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {message}")
     return typer.Exit(2)
 
 
 @image_app.command("build")
 def image_build(
-    base: Annotated[str, typer.Option(help="auto | debootstrap (offline, Debian hosts) | registry (python:3.11-slim).")] = "auto",
+    base: Annotated[
+        str,
+        typer.Option(help="auto | debootstrap (offline, Debian hosts) | registry (python:3.11-slim)."),
+    ] = "auto",
     force: Annotated[bool, typer.Option(help="Rebuild even when an image with this recipe digest exists.")] = False,
 ) -> None:
     """Build the sandbox image unless one with the current recipe digest exists."""
@@ -26,13 +35,13 @@ def image_build(
     from verifier.sandbox import image
     from verifier.sandbox.docker_engine import connect
 
-    if base not in ("auto", "debootstrap", "registry"):
-        raise _fail(f"--base must be auto, debootstrap or registry, not {base!r}")
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
+
+    def progress(message: str) -> None:
+        err.print(f"[dim]{message}[/]")
+
     try:
-        client = connect()
-        with err.status("building") as status:
-            tag, built = image.build(client, base=base, force=force, progress=lambda m: (status.update(m), err.print(f"[dim]{m}[/]")))  # type: ignore[arg-type]
+        tag, built = image.build(connect(), base=_base(base), force=force, progress=progress)
     except SandboxUnavailable as exc:
         raise _fail(str(exc)) from None
     Console().print(f"{'built' if built else 'up to date'}: {tag}")
@@ -49,7 +58,7 @@ def image_info(
     from verifier.sandbox.docker_engine import connect
 
     try:
-        info = image.info(connect(), base=base)  # type: ignore[arg-type]
+        info = image.info(connect(), base=_base(base))
     except SandboxUnavailable as exc:
         raise _fail(str(exc)) from None
     if json_out:
@@ -60,7 +69,10 @@ def image_info(
 
 
 def gc(
-    all_: Annotated[bool, typer.Option("--all", help="Remove every verifier container, also those of live processes.")] = False,
+    all_: Annotated[
+        bool,
+        typer.Option("--all", help="Remove every verifier container, also those of live processes."),
+    ] = False,
 ) -> None:
     """Remove sandbox containers left behind by a crashed verifier process."""
     from verifier.errors import SandboxUnavailable
@@ -71,7 +83,9 @@ def gc(
         removed = collect(connect(), everything=all_)
     except SandboxUnavailable as exc:
         raise _fail(str(exc)) from None
-    Console().print(f"removed {len(removed)} container(s)" + (": " + ", ".join(c[:12] for c in removed) if removed else ""))
+    Console().print(
+        f"removed {len(removed)} container(s)" + (": " + ", ".join(c[:12] for c in removed) if removed else "")
+    )
 
 
 def schema() -> None:

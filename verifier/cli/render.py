@@ -18,14 +18,19 @@ def evidence(console: Console, ev: Evidence, *, label: str = "", max_failures: i
     c = ev.counts
     table = Table.grid(padding=(0, 2))
     table.add_row("reason", escape(ev.reason))
-    table.add_row("tests", f"{c.passed}/{c.expected} passed, {c.failed} failed, {c.errors} errors, {c.skipped} skipped")
+    table.add_row(
+        "tests",
+        f"{c.passed}/{c.expected} passed, {c.failed} failed, {c.errors} errors, {c.skipped} skipped",
+    )
     table.add_row("candidate", ev.candidate_sha256 or "-")
     table.add_row("suite", ev.suite_sha256 or "-")
     table.add_row("image", ev.image_id or "-")
     table.add_row("evidence", ev.evidence_id)
     d = ev.durations
-    table.add_row("time", f"{d.total_s:.2f} s (sandbox {d.sandbox_s:.2f}, runner start {d.runner_start_s:.2f}, "
-                          f"tests {d.tests_s:.2f})")
+    table.add_row(
+        "time",
+        f"{d.total_s:.2f} s (sandbox {d.sandbox_s:.2f}, runner start {d.runner_start_s:.2f}, tests {d.tests_s:.2f})",
+    )
     console.print(Panel(table, title=head, title_align="left", expand=False))
     for f in ev.failures[:max_failures]:
         console.print(f"[red]✗[/] {escape(f.test_id)}  [dim]{f.kind.value}[/]: {escape(f.message)}")

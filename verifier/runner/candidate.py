@@ -7,7 +7,6 @@ values. Nothing here is trusted.
 
 from __future__ import annotations
 
-import builtins
 import importlib
 import os
 import socket
@@ -15,7 +14,7 @@ import sys
 import traceback
 from typing import Any
 
-from verifier_runner import wire
+from . import wire
 
 MAX_TEXT = 4000
 
@@ -23,7 +22,7 @@ MAX_TEXT = 4000
 def _text(obj: object) -> str:
     try:
         return str(obj)[:MAX_TEXT]
-    except BaseException:  # noqa: BLE001 - an exception whose __str__ raises
+    except BaseException:
         return "<unprintable>"
 
 
@@ -46,8 +45,15 @@ def serve(rpc_fd: int, out_fd: int, module: str, directory: str) -> None:
     sys.path.insert(0, directory)
     try:
         mod = importlib.import_module(module)
-    except BaseException as exc:  # noqa: BLE001 - SystemExit at import is a failure too
-        wire.send(sock, {"hello": False, **_exception_payload(exc), "traceback": traceback.format_exc()[-MAX_TEXT:]})
+    except BaseException as exc:
+        wire.send(
+            sock,
+            {
+                "hello": False,
+                **_exception_payload(exc),
+                "traceback": traceback.format_exc()[-MAX_TEXT:],
+            },
+        )
         return
     names: dict[str, Any] = {}
     for name in dir(mod):
@@ -72,12 +78,12 @@ def serve(rpc_fd: int, out_fd: int, module: str, directory: str) -> None:
             func = getattr(mod, request["name"])
             args = wire.decode(request["args"])
             kwargs = wire.decode(request["kwargs"])
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             wire.send(sock, {"protocol_error": _text(exc)})
             continue
         try:
             result = func(*args, **kwargs)
-        except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt are answers too
+        except BaseException as exc:
             reply = _exception_payload(exc)
         else:
             try:
@@ -91,6 +97,3 @@ def serve(rpc_fd: int, out_fd: int, module: str, directory: str) -> None:
             except wire.NotPlainData as exc:
                 reply = {"not_plain": f"left its arguments holding {exc}"}
         wire.send(sock, reply)
-
-
-__all__ = ["builtins", "serve"]

@@ -13,6 +13,7 @@ import os
 import socket
 import sys
 import time
+from typing import BinaryIO
 
 TRUSTED_UID = 2000
 CANDIDATE_UID = 2001
@@ -20,11 +21,10 @@ TRUSTED_DIR = "/run/trusted"
 PYTHON = sys.executable or "/usr/bin/python3"
 
 
-def _read_exact(stream: object, n: int) -> bytes:
-    read = getattr(stream, "read")
+def _read_exact(stream: BinaryIO, n: int) -> bytes:
     buf = bytearray()
     while len(buf) < n:
-        chunk = read(n - len(buf))
+        chunk = stream.read(n - len(buf))
         if not chunk:
             raise EOFError(f"stdin ended after {len(buf)} of {n} bytes")
         buf += chunk
@@ -61,9 +61,23 @@ def main() -> None:
             os.set_inheritable(src_r, True)
             os.execve(
                 PYTHON,
-                [PYTHON, "-I", "-B", "-m", "verifier_runner.zygote", str(ctl_zygote.fileno()), str(src_r),
-                 json.dumps({"module": header["module"]})],
-                {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "TZ": "UTC", "PYTHONHASHSEED": "0"},
+                [
+                    PYTHON,
+                    "-I",
+                    "-B",
+                    "-m",
+                    "verifier_runner.zygote",
+                    str(ctl_zygote.fileno()),
+                    str(src_r),
+                    json.dumps({"module": header["module"]}),
+                ],
+                {
+                    "PATH": "/usr/bin:/bin",
+                    "HOME": "/tmp",
+                    "LANG": "C.UTF-8",
+                    "TZ": "UTC",
+                    "PYTHONHASHSEED": "0",
+                },
             )
         finally:
             os._exit(127)
@@ -72,7 +86,7 @@ def main() -> None:
     os.write(src_w, len(candidate).to_bytes(8, "big"))
     view = memoryview(candidate)
     while view:
-        view = view[os.write(src_w, view):]
+        view = view[os.write(src_w, view) :]
     os.close(src_w)
     suite = _read_exact(stdin, int(header["suite_bytes"]))
     _drop_to(TRUSTED_UID)
@@ -88,7 +102,13 @@ def main() -> None:
     os.execve(
         PYTHON,
         [PYTHON, "-I", "-B", "-m", "verifier_runner.trusted", str(ctl_trusted.fileno())],
-        {"PATH": "/usr/bin:/bin", "HOME": TRUSTED_DIR, "LANG": "C.UTF-8", "TZ": "UTC", "PYTHONHASHSEED": "0"},
+        {
+            "PATH": "/usr/bin:/bin",
+            "HOME": TRUSTED_DIR,
+            "LANG": "C.UTF-8",
+            "TZ": "UTC",
+            "PYTHONHASHSEED": "0",
+        },
     )
 
 

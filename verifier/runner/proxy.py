@@ -20,7 +20,7 @@ import time
 import types
 from typing import Any
 
-from verifier_runner import wire
+from . import wire
 
 #: After this many call timeouts in one run, further calls fail at once: the verdict is a
 #: timeout either way, and waiting out every remaining test would only hit the run's limit.
@@ -205,8 +205,10 @@ class CandidateSession:
             if status.get("signal") == 9 and _oom_kills() > oom_before >= 0:
                 raise CandidateOOM(f"the candidate was killed for running out of memory while {doing}") from None
             how = (
-                f"exited with code {status['exit_code']}" if "exit_code" in status
-                else f"was killed by signal {status['signal']}" if "signal" in status
+                f"exited with code {status['exit_code']}"
+                if "exit_code" in status
+                else f"was killed by signal {status['signal']}"
+                if "signal" in status
                 else f"closed the channel ({exc.__class__.__name__})"
             )
             raise CandidateDied(f"the candidate process {how} while {doing}") from None
@@ -273,7 +275,7 @@ def _exception_for(reply: dict[str, Any]) -> BaseException:
             text = message if name == raised else f"{raised}: {message}"
             try:
                 return cls(text)
-            except Exception:  # noqa: BLE001 - classes with unusual constructors
+            except Exception:
                 return CandidateRaised(f"{raised}: {message}")
     # SystemExit, KeyboardInterrupt, GeneratorExit & co: a candidate may not end the run.
     return CandidateRaised(f"the candidate raised {raised}: {message}")

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from verifier_runner.proxy import CandidateFault, CandidateModule, CandidateSession
+from .proxy import CandidateFault, CandidateModule, CandidateSession
 
 TRUSTED_DIR = "/run/trusted"
 MAX_DETAIL = 4000
@@ -110,8 +110,12 @@ class Recorder:
         if report.skipped or getattr(report, "wasxfail", None) is not None:
             self.outcomes[nodeid] = "skipped"
             if previous != "skipped":
-                self._fail(nodeid, "skipped", "the test was skipped or xfailed, which never counts as a pass",
-                           str(report.longreprtext))
+                self._fail(
+                    nodeid,
+                    "skipped",
+                    "the test was skipped or xfailed, which never counts as a pass",
+                    str(report.longreprtext),
+                )
         elif report.failed:
             outcome = "failed" if report.when == "call" else "error"
             if previous not in ("failed", "error"):
@@ -167,7 +171,10 @@ def main() -> None:
     config = job["config"]
     deadline = time.monotonic() + float(config["budget_s"]) - (time.time() - float(job["launched_at"]))
     session = CandidateSession(
-        ctl, call_timeout=float(config["call_timeout_s"]), deadline=deadline, output_cap=int(config["output_bytes"])
+        ctl,
+        call_timeout=float(config["call_timeout_s"]),
+        deadline=deadline,
+        output_cap=int(config["output_bytes"]),
     )
     sys.modules[job["module"]] = CandidateModule(job["module"], session)
 
@@ -189,9 +196,22 @@ def main() -> None:
     t_tests = time.time()
     exit_code = pytest.main(
         [
-            suite_root, "-c", f"{TRUSTED_DIR}/pytest.ini", "--rootdir", suite_root, "-q", "--tb=short",
-            "-p", "no:cacheprovider", "-p", "no:pastebin", "-p", "no:legacypath", "--color=no",
-            "-W", "ignore::pytest.PytestUnraisableExceptionWarning",
+            suite_root,
+            "-c",
+            f"{TRUSTED_DIR}/pytest.ini",
+            "--rootdir",
+            suite_root,
+            "-q",
+            "--tb=short",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:pastebin",
+            "-p",
+            "no:legacypath",
+            "--color=no",
+            "-W",
+            "ignore::pytest.PytestUnraisableExceptionWarning",
         ],
         plugins=[recorder],
     )
@@ -211,7 +231,7 @@ def main() -> None:
     line = f"VERIFIER-RESULT {job['nonce']} {json.dumps(result)}\n".encode()
     view = memoryview(line)
     while view:
-        view = view[os.write(result_fd, view):]
+        view = view[os.write(result_fd, view) :]
     os._exit(0)
 
 

@@ -74,7 +74,7 @@ def main() -> None:
             pid = os.fork()
             if pid == 0:
                 ctl.close()
-                from verifier_runner import candidate
+                from . import candidate
 
                 candidate.serve(fds[0], fds[1], config["module"], CANDIDATE_DIR)
                 os._exit(0)
@@ -90,8 +90,8 @@ def main() -> None:
                     statuses[pid] = status
                 except (ProcessLookupError, ChildProcessError):
                     pass
-            status = statuses.get(pid)
-            ctl.send(json.dumps(_describe(status) if status is not None else {"unknown": True}).encode())
+            known = statuses.get(pid)
+            ctl.send(json.dumps(_describe(known) if known is not None else {"unknown": True}).encode())
         elif op == "killall":
             os.kill(-1, signal.SIGKILL)  # every process of this uid but ourselves
             _reap(statuses)

@@ -118,9 +118,7 @@ class DockerBackend(SandboxBackend):
         try:
             return str(self.client.api.inspect_image(image)["Id"])
         except docker.errors.ImageNotFound as exc:
-            raise ImageNotFound(
-                f"sandbox image {image!r} is not built; run `verifier image build`"
-            ) from exc
+            raise ImageNotFound(f"sandbox image {image!r} is not built; run `verifier image build`") from exc
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             raise SandboxUnavailable(f"cannot inspect image {image!r}: {exc}") from exc
 
@@ -134,7 +132,11 @@ class DockerBackend(SandboxBackend):
         try:
             try:
                 cid = api.create_container(
-                    image_id, command=list(job.command), name=name, host_config=host_config, **kwargs
+                    image_id,
+                    command=list(job.command),
+                    name=name,
+                    host_config=host_config,
+                    **kwargs,
                 )["Id"]
                 return self._run_created(api, cid, job, image_id, t0)
             except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:

@@ -112,7 +112,11 @@ def find_image(client: docker.DockerClient, base: Base = "auto") -> str | None:
 
 
 def build(
-    client: docker.DockerClient, *, base: Base = "auto", force: bool = False, progress: Progress | None = None
+    client: docker.DockerClient,
+    *,
+    base: Base = "auto",
+    force: bool = False,
+    progress: Progress | None = None,
 ) -> tuple[str, bool]:
     """Build the image unless one with this recipe digest exists. Returns (tag, built)."""
     say = progress or (lambda _msg: None)
@@ -126,7 +130,11 @@ def build(
         ctx = Path(tmp)
         for name in ("Dockerfile", "install.py", "requirements.txt"):
             shutil.copy2(recipe_dir() / name, ctx / name)
-        shutil.copytree(runner_dir(), ctx / "verifier_runner", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(
+            runner_dir(),
+            ctx / "verifier_runner",
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+        )
         _download_wheels(ctx / "wheels", say)
         say(f"building {tag} from {base_image}")
         digest = recipe_digest(kind)
@@ -160,9 +168,7 @@ def _download_wheels(dest: Path, say: Progress) -> None:
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "verifier" / "wheels"
     cache.mkdir(parents=True, exist_ok=True)
     req = recipe_dir() / "requirements.txt"
-    wanted = [
-        line.split("#")[0].strip() for line in req.read_text().splitlines() if line.split("#")[0].strip()
-    ]
+    wanted = [line.split("#")[0].strip() for line in req.read_text().splitlines() if line.split("#")[0].strip()]
     have = {p.name.lower() for p in cache.glob("*.whl")}
 
     def present(spec: str) -> bool:
@@ -172,8 +178,19 @@ def _download_wheels(dest: Path, say: Progress) -> None:
 
     if not all(present(s) for s in wanted):
         say("downloading pinned wheels on the host")
-        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-               "--dest", str(cache), "-r", str(req)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--dest",
+            str(cache),
+            "-r",
+            str(req),
+        ]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             raise SandboxUnavailable(f"could not download the pinned wheels: {done.stderr.strip()[-500:]}")
@@ -221,20 +238,35 @@ def _ensure_debootstrap_base(client: docker.DockerClient, say: Progress) -> str:
     with tempfile.TemporaryDirectory(prefix="verifier-rootfs-") as tmp:
         root = Path(tmp) / "rootfs"
         say(f"debootstrap {DEBIAN_SUITE} (minbase + python3) from the host's apt mirror; about a minute")
-        cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(DEBOOTSTRAP_INCLUDE)}",
-               DEBIAN_SUITE, str(root), mirror]
+        cmd = [
+            "debootstrap",
+            "--variant=minbase",
+            f"--include={','.join(DEBOOTSTRAP_INCLUDE)}",
+            DEBIAN_SUITE,
+            str(root),
+            mirror,
+        ]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             tail = (done.stdout + done.stderr).strip()[-800:]
             raise SandboxUnavailable(f"debootstrap failed: {tail}")
-        for junk in ("var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man",
-                     "usr/share/locale", "usr/share/info"):
+        for junk in (
+            "var/cache/apt/archives",
+            "var/lib/apt/lists",
+            "usr/share/doc",
+            "usr/share/man",
+            "usr/share/locale",
+            "usr/share/info",
+        ):
             shutil.rmtree(root / junk, ignore_errors=True)
         say(f"importing the root file system as {tag}")
         tar_path = Path(tmp) / "rootfs.tar"
         with tarfile.open(tar_path, "w") as tar:
             tar.add(str(root), arcname=".")
-        changes = ['ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', "ENV LANG=C.UTF-8"]
+        changes = [
+            "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "ENV LANG=C.UTF-8",
+        ]
         repo, _, tagname = tag.partition(":")
         try:
             client.api.import_image_from_file(str(tar_path), repository=repo, tag=tagname, changes=changes)

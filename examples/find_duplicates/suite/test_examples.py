@@ -1,7 +1,6 @@
 """Example-based tests of find_duplicates. Expected values on the left; results type-checked."""
 
 import pytest
-
 from solution import find_duplicates
 
 

@@ -4,7 +4,6 @@ import copy
 
 from hypothesis import given
 from hypothesis import strategies as st
-
 from solution import find_duplicates
 
 scalars = st.integers(-3, 3) | st.sampled_from(["a", "b"])

@@ -2,6 +2,6 @@
 def find_duplicates(values):
     result = []
     for i, value in enumerate(values):
-        if value in values[i + 1:] and value not in result:
+        if value in values[i + 1 :] and value not in result:
             result.append(value)
     return result

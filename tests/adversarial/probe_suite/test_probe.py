@@ -4,7 +4,7 @@ from solution import leaks, whoami
 
 
 def test_nothing_leaks():
-    assert [] == leaks()
+    assert leaks() == []
 
 
 def test_candidate_runs_unprivileged():

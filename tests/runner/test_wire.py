@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+import math
+import socket
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from verifier.runner import wire
+
+hashables = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text()
+    | st.binary()
+    | st.complex_numbers(allow_nan=False),
+    lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=3),
+    max_leaves=6,
+)
+plain = st.recursive(
+    hashables,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(hashables, inner, max_size=3)
+        | st.sets(hashables, max_size=3)
+        | st.tuples(inner)
+    ),
+    max_leaves=12,
+)
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal and of the same exact types, all the way down."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b)
+
+
+@given(plain)
+def test_round_trip_keeps_values_and_exact_types(value: Any) -> None:
+    assert same(value, wire.decode(wire.encode(value)))
+
+
+def test_special_floats_and_big_ints() -> None:
+    for value in (float("inf"), -0.0, 2**200, -(2**70)):
+        assert same(value, wire.decode(wire.encode(value)))
+    assert math.isnan(wire.decode(wire.encode(float("nan"))))
+
+
+class FakeList(list):  # type: ignore[type-arg]
+    def __eq__(self, other: object) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("value", [FakeList(), object(), [1, FakeList()], {"k": object()}, True.__class__])
+def test_non_plain_data_is_refused(value: Any) -> None:
+    with pytest.raises(wire.NotPlainData, match="not plain data"):
+        wire.encode(value)
+
+
+def test_cycles_are_refused() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(wire.NotPlainData, match="deeper"):
+        wire.encode(loop)
+
+
+@pytest.mark.parametrize("bad", [["Q", 1], ["L"], {"a": 1}, 1.5, ["D", [[["L", []], 1]]]])
+def test_decoder_refuses_malformed_input(bad: Any) -> None:
+    with pytest.raises((wire.NotPlainData, TypeError, ValueError)):
+        wire.decode(bad)
+
+
+def test_frames_over_a_socket() -> None:
+    a, b = socket.socketpair()
+    with a, b:
+        wire.send(a, {"x": [1, 2]})
+        assert wire.recv(b) == {"x": [1, 2]}
+        a.close()
+        with pytest.raises(EOFError):
+            wire.recv(b)

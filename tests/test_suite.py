@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SUITE
+from verifier.errors import InvalidInput
+from verifier.suite import load_suite
+
+
+def test_example_suite_loads_with_manifest() -> None:
+    suite = load_suite(SUITE)
+    assert suite.module == "solution"
+    assert suite.max_examples == 200
+    assert set(suite.test_files) == {"test_examples.py", "test_properties.py"}
+    assert suite.sha256 == load_suite(SUITE).sha256
+
+
+def test_caches_are_ignored_and_content_changes_the_digest(tmp_path: Path) -> None:
+    (tmp_path / "test_a.py").write_text("def test_a():\n    pass\n")
+    first = load_suite(tmp_path).sha256
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "x.pyc").write_bytes(b"junk")
+    assert load_suite(tmp_path).sha256 == first
+    (tmp_path / "test_a.py").write_text("def test_a():\n    assert 1\n")
+    assert load_suite(tmp_path).sha256 != first
+
+
+@pytest.mark.parametrize(
+    ("files", "words"),
+    [
+        ({}, "no tests"),
+        ({"test_a.py": ""}, "no tests"),
+        ({"helper.py": "x = 1"}, "no tests"),
+        ({"test_a.py": "def test(): pass", "suite.toml": "module = ["}, "not valid TOML"),
+        ({"test_a.py": "def test(): pass", "suite.toml": 'module = "a-b"'}, "identifier"),
+    ],
+)
+def test_bad_suites(tmp_path: Path, files: dict[str, str], words: str) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    with pytest.raises(InvalidInput, match=words):
+        load_suite(tmp_path)
+
+
+def test_missing_suite(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="does not exist"):
+        load_suite(tmp_path / "nope")
