@@ -11,7 +11,7 @@ import docker
 import pytest
 
 from verifier.limits import Limits
-from verifier.sandbox.hardening import LABEL_MANAGED
+from verifier.sandbox.hardening import LABEL_MANAGED, LABEL_OWNER_PID
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "find_duplicates"
@@ -58,7 +58,25 @@ def verifier(sandbox_image: str) -> Iterator[object]:
 
 
 def leftover_containers(client: docker.DockerClient) -> list[str]:
-    return [c["Id"] for c in client.api.containers(all=True, filters={"label": LABEL_MANAGED})]
+    """Our containers owned by this process or by a process that is gone (not another live run's)."""
+    left = []
+    for c in client.api.containers(all=True, filters={"label": LABEL_MANAGED}):
+        owner = int((c.get("Labels") or {}).get(LABEL_OWNER_PID, "0") or 0)
+        if owner == os.getpid() or not _alive(owner):
+            left.append(c["Id"])
+    return left
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -88,6 +88,23 @@ class Verifier:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def planned_evidence_id(self, candidate: str | bytes | Path, suite: Path | str | Suite) -> str | None:
+        """The evidence_id `check` would produce, without running; None for unusable input.
+
+        Lets an evidence store serve a result already computed for the same candidate,
+        suite, image and limits.
+        """
+        try:
+            cand = read_candidate(candidate)
+            loaded = suite if isinstance(suite, Suite) else load_suite(suite)
+            image_id = self.backend.image_id(self.image)
+        except (InvalidInput, SandboxUnavailable, NotImplementedError):
+            return None
+        limits = self.limits.model_copy(update=loaded.limits) if loaded.limits else self.limits
+        return evidence_id(
+            candidate_sha256=cand.sha256, suite_sha256=loaded.sha256, image_id=image_id, limits=limits.model_dump()
+        )
+
     # ------------------------------------------------------------------------------
     def check(self, candidate: str | bytes | Path, suite: Path | str | Suite) -> Evidence:
         """Verify `candidate` (a Path to a file, or source as str/bytes) against `suite`.

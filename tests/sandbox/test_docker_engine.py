@@ -18,6 +18,7 @@ from tests.conftest import leftover_containers
 from verifier.limits import Limits, MiB
 from verifier.sandbox.backend import RawRun, SandboxJob
 from verifier.sandbox.docker_engine import DockerBackend
+from verifier.sandbox.hardening import LABEL_MANAGED, LABEL_OWNER_PID
 
 pytestmark = pytest.mark.docker
 
@@ -295,6 +296,7 @@ import sys
 from verifier.limits import Limits
 from verifier.sandbox.backend import SandboxJob
 from verifier.sandbox.docker_engine import DockerBackend
+from verifier.sandbox.hardening import LABEL_MANAGED, LABEL_OWNER_PID
 job = SandboxJob(image=sys.argv[1], command=["sleep", "120"], limits=Limits(timeout_s=120))
 print("running", flush=True)
 DockerBackend().run(job)
@@ -309,10 +311,15 @@ def test_ctrl_c_removes_the_container(sandbox_image: str, docker_client: docker.
     )
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == b"running"
+
+    def of_child() -> list[str]:
+        filters = {"label": [LABEL_MANAGED, f"{LABEL_OWNER_PID}={proc.pid}"]}
+        return [c["Id"] for c in docker_client.api.containers(all=True, filters=filters)]
+
     deadline = time.monotonic() + 20
-    while not leftover_containers(docker_client) and time.monotonic() < deadline:
+    while not of_child() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert leftover_containers(docker_client), "the job's container never appeared"
+    assert of_child(), "the job's container never appeared"
     proc.send_signal(2)  # SIGINT, as Ctrl-C
     proc.wait(30)
-    assert leftover_containers(docker_client) == []
+    assert of_child() == []

@@ -6,6 +6,7 @@ import typer
 
 from verifier.cli import check as _check
 from verifier.cli import maintenance as _maintenance
+from verifier.cli import runs as _runs
 
 app = typer.Typer(
     name="verifier",
@@ -22,6 +23,7 @@ app.command("check")(_check.check)
 app.command("schema")(_maintenance.schema)
 app.command("gc")(_maintenance.gc)
 app.add_typer(_maintenance.image_app, name="image")
+app.add_typer(_runs.runs_app, name="runs")
 
 
 def main() -> None:

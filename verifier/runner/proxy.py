@@ -275,7 +275,7 @@ def _exception_for(reply: dict[str, Any]) -> BaseException:
             text = message if name == raised else f"{raised}: {message}"
             try:
                 return cls(text)
-            except Exception:
+            except Exception:  # noqa: BLE001 - classes with unusual constructors
                 return CandidateRaised(f"{raised}: {message}")
     # SystemExit, KeyboardInterrupt, GeneratorExit & co: a candidate may not end the run.
     return CandidateRaised(f"the candidate raised {raised}: {message}")

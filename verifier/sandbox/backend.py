@@ -70,6 +70,10 @@ class SandboxBackend(ABC):
                 a job that merely fails, hangs or crashes is a `RawRun`, not an exception.
         """
 
+    def image_id(self, image: str) -> str:
+        """The engine's id of `image` (what evidence records). Raises SandboxUnavailable."""
+        raise NotImplementedError
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release everything the backend holds (containers, threads)."""
 

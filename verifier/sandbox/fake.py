@@ -18,6 +18,9 @@ class FakeBackend(SandboxBackend):
         self.handler = handler
         self.jobs: list[SandboxJob] = []
 
+    def image_id(self, image: str) -> str:
+        return "sha256:fake"
+
     def run(self, job: SandboxJob) -> RawRun:
         self.jobs.append(job)
         return self.handler(job)
