@@ -34,7 +34,7 @@ from verifier.limits import Limits
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
 from verifier.suite import Suite, load_suite
 
-LAUNCH_COMMAND = ("python3", "-I", "-B", "-m", "verifier_runner.launch")
+LAUNCH_COMMAND = ("python3", "-I", "-B", "-m", "verifier_runner.launch", "--max-jobs", "1")
 MAX_FAILURES = 50
 #: Host-side slack past the in-container budget, for container start and result reporting.
 HOST_GRACE_S = 5.0
@@ -192,7 +192,9 @@ class Verifier:
             total_s=time.monotonic() - started,
             queue_s=raw.queue_s,
             sandbox_s=raw.overhead_s,
-            runner_start_s=float(result.get("runner_start_s", 0.0)) if result else 0.0,
+            # In-container time not spent running tests: interpreter start and imports on a
+            # cold container, next to nothing on a warm one.
+            runner_start_s=max(0.0, raw.duration_s - float(result.get("tests_s", 0.0))) if result else 0.0,
             tests_s=float(result.get("tests_s", 0.0)) if result else 0.0,
         )
         common: dict[str, Any] = {
@@ -202,6 +204,10 @@ class Verifier:
             "hypothesis": HypothesisSettings(max_examples=suite.max_examples),
             "isolation": self.backend.isolation,
         }
+        if result is not None and "sandbox_error" in result:
+            reason = f"the sandbox failed: {result['sandbox_error']}"
+            failure = Failure(test_id="<run>", kind=FailureKind.INFRA, message=truncate(reason))
+            return self._closed(Status.INFRA_ERROR, reason, cand, suite, started, failures=[failure], **common)
         if result is None:
             stderr_tail = raw.stderr.decode("utf-8", "replace")[-1500:]
             if raw.oom_killed:

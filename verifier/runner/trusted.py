@@ -1,8 +1,14 @@
-"""The trusted process: runs the suite with pytest and Hypothesis, reports one result.
+"""The trusted side: a small job server that runs suites with pytest and Hypothesis.
 
-Runs as the trusted user. The candidate lives in other processes under another uid
-(see proxy.py), so nothing it does can patch pytest, Hypothesis or this reporter, or
-reach the result channel: the container's stdout, which only this process holds.
+Runs as the trusted user. The parent imports pytest, Hypothesis and the harness once,
+says READY, then for each job on stdin: resets the candidate side (zygote), hands it the
+candidate's source, forks a trusted child that runs pytest for this job, and relays the
+child's result as exactly one `VERIFIER-RESULT <nonce> {json}` line on the container's
+stdout, which only this process holds. The candidate lives in other processes under
+another uid (see proxy.py), so nothing it does can patch pytest, Hypothesis or this
+reporter, or reach the result channel.
+
+Usage: python3 -m verifier_runner.trusted CTL_FD [--max-jobs N]
 """
 
 from __future__ import annotations
@@ -11,16 +17,18 @@ import base64
 import json
 import os
 import re
+import shutil
 import socket
 import sys
 import time
-from typing import Any
+from typing import Any, BinaryIO
 
 import pytest
 
 from .proxy import CandidateFault, CandidateModule, CandidateSession
 
 TRUSTED_DIR = "/run/trusted"
+SUITE_DIR = f"{TRUSTED_DIR}/suite"
 MAX_DETAIL = 4000
 _EXAMPLE_START = re.compile(r"(?:Falsifying example|Failing test case): ?(.*)$")
 
@@ -141,40 +149,42 @@ class Recorder:
         }
 
 
-def _write_suite(suite_json: bytes, root: str) -> list[str]:
-    files = json.loads(suite_json)["files"]
-    written = []
+def _write_suite(files: dict[str, str], root: str) -> None:
+    shutil.rmtree(root, ignore_errors=True)
     for rel, b64 in sorted(files.items()):
         if rel.startswith("/") or ".." in rel.split("/"):
-            raise SystemExit(f"trusted: refusing suite path {rel!r}")
+            raise ValueError(f"refusing suite path {rel!r}")
         path = os.path.join(root, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as fh:
             fh.write(base64.b64decode(b64))
-        written.append(rel)
-    return written
 
 
-def main() -> None:
-    t_start = time.time()
-    # Our stdout is the result channel: keep it for the one result line, and send
-    # everything else this process prints (pytest's report) to stderr.
-    result_fd = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    ctl = socket.socket(fileno=int(sys.argv[1]))
-    with open(f"{TRUSTED_DIR}/job.json") as fh:
-        job = json.load(fh)
-    with open(f"{TRUSTED_DIR}/suite.json", "rb") as fh:
-        suite_root = f"{TRUSTED_DIR}/suite"
-        _write_suite(fh.read(), suite_root)
+def _read_exact(stream: BinaryIO, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = stream.read(n - len(buf))
+        if not chunk:
+            raise EOFError(f"input ended after {len(buf)} of {n} bytes")
+        buf += chunk
+    return bytes(buf)
+
+
+def _ctl(ctl: socket.socket, request: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
+    socket.send_fds(ctl, [json.dumps(request).encode()], fds or [])
+    data = ctl.recv(65536)
+    if not data:
+        raise EOFError("the candidate launcher is gone")
+    reply: dict[str, Any] = json.loads(data)
+    return reply
+
+
+def run_job(job: dict[str, Any], ctl: socket.socket, received: float) -> tuple[dict[str, Any], bool]:
+    """Run one job's suite against the loaded candidate. Returns (result, trouble)."""
     config = job["config"]
-    deadline = time.monotonic() + float(config["budget_s"]) - (time.time() - float(job["launched_at"]))
+    deadline = time.monotonic() + float(config["budget_s"])
     session = CandidateSession(
-        ctl,
-        call_timeout=float(config["call_timeout_s"]),
-        deadline=deadline,
-        output_cap=int(config["output_bytes"]),
+        ctl, call_timeout=float(config["call_timeout_s"]), deadline=deadline, output_cap=int(config["output_bytes"])
     )
     sys.modules[job["module"]] = CandidateModule(job["module"], session)
 
@@ -190,33 +200,33 @@ def main() -> None:
         print_blob=False,
     )
     settings.load_profile("verifier")
-    with open(f"{TRUSTED_DIR}/pytest.ini", "w") as fh:
-        fh.write("[pytest]\npython_files = test_*.py *_test.py\n")
     recorder = Recorder(session)
     t_tests = time.time()
     exit_code = pytest.main(
         [
-            suite_root,
+            SUITE_DIR,
             "-c",
             f"{TRUSTED_DIR}/pytest.ini",
             "--rootdir",
-            suite_root,
-            "-q",
-            "--tb=short",
+            SUITE_DIR,
+            # No terminal reporter: half the cost of a run, and reports carry all we use.
+            "-p",
+            "no:terminal",
             "-p",
             "no:cacheprovider",
             "-p",
             "no:pastebin",
             "-p",
             "no:legacypath",
-            "--color=no",
             "-W",
             "ignore::pytest.PytestUnraisableExceptionWarning",
         ],
         plugins=[recorder],
     )
     t_end = time.time()
-    result = {
+    kinds = {f["kind"] for f in recorder.failures}
+    trouble = bool(kinds & {"timeout", "oom", "candidate_died", "output_limit"}) or session.import_error is not None
+    return {
         "exit_code": int(exit_code),
         "counts": recorder.counts(),
         "failures": recorder.failures,
@@ -224,14 +234,83 @@ def main() -> None:
         "calls": session.calls,
         "candidate_output": session.output.buffer.decode("utf-8", "replace"),
         "candidate_output_bytes": session.output.total,
-        "runner_start_s": t_tests - float(job["launched_at"]),
+        "runner_start_s": t_tests - received,
         "tests_s": t_end - t_tests,
-        "trusted_start_s": t_start - float(job["launched_at"]),
-    }
-    line = f"VERIFIER-RESULT {job['nonce']} {json.dumps(result)}\n".encode()
+    }, trouble
+
+
+def _emit(result_fd: int, nonce: str, result: dict[str, Any]) -> None:
+    line = f"VERIFIER-RESULT {nonce} {json.dumps(result)}\n".encode()
     view = memoryview(line)
     while view:
         view = view[os.write(result_fd, view) :]
+
+
+def _serve_one(
+    job: dict[str, Any], candidate: bytes, suite: bytes, ctl: socket.socket, received: float
+) -> tuple[dict[str, Any], bool]:
+    """Prepare both sides, run the job in a forked trusted child; (result, recycle)."""
+    reset = _ctl(ctl, {"op": "reset"})
+    if not reset.get("ok"):
+        return {"sandbox_error": f"the candidate side could not be reset: {reset}"}, True
+    memfd = os.memfd_create("candidate")
+    try:
+        os.write(memfd, candidate)
+        os.lseek(memfd, 0, os.SEEK_SET)
+        _ctl(ctl, {"op": "load", "module": job["module"]}, [memfd])
+    finally:
+        os.close(memfd)
+    _write_suite(json.loads(suite)["files"], SUITE_DIR)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the trusted child: runs this job's tests, then exits
+        os.close(read_end)
+        try:
+            result, trouble = run_job(job, ctl, received)
+        except BaseException as exc:  # noqa: BLE001 - report, never hang the parent
+            result, trouble = {"sandbox_error": f"the trusted runner failed: {exc.__class__.__name__}: {exc}"}, True
+        with os.fdopen(write_end, "w") as fh:
+            json.dump({"result": result, "trouble": trouble}, fh)
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as fh:
+        payload = fh.read()
+    _, status = os.waitpid(pid, 0)
+    try:
+        message = json.loads(payload)
+        return message["result"], bool(message["trouble"])
+    except (ValueError, KeyError):
+        return {"sandbox_error": f"the trusted runner died (wait status {status})"}, True
+
+
+def main() -> None:
+    max_jobs = int(sys.argv[sys.argv.index("--max-jobs") + 1]) if "--max-jobs" in sys.argv else 1
+    # Our stdout is the result channel: keep it for result lines, and send everything else
+    # this process or pytest prints to stderr.
+    result_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    ctl = socket.socket(fileno=int(sys.argv[1]))
+    with open(f"{TRUSTED_DIR}/pytest.ini", "w") as fh:
+        fh.write("[pytest]\npython_files = test_*.py *_test.py\n")
+    # Warm up: everything a job needs is imported before the first job arrives.
+    import _pytest.python  # noqa: F401
+    import hypothesis.strategies  # noqa: F401
+
+    os.write(result_fd, b"VERIFIER-READY\n")
+    stdin = sys.stdin.buffer
+    for _ in range(max_jobs):
+        line = stdin.readline()
+        if not line:
+            break
+        received = time.time()
+        job = json.loads(line)
+        candidate = _read_exact(stdin, int(job["candidate_bytes"]))
+        suite = _read_exact(stdin, int(job["suite_bytes"]))
+        result, recycle = _serve_one(job, candidate, suite, ctl, received)
+        _emit(result_fd, str(job["nonce"]), result)
+        if recycle:
+            break  # any sign of trouble: this container is not reused
     os._exit(0)
 
 

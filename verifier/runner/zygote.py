@@ -1,27 +1,29 @@
-"""Runs as the candidate's user. Forks a fresh candidate process on request from the
-trusted side, reaps and kills them. It never imports or runs candidate code itself;
-its children do (see candidate.py)."""
+"""Runs as the candidate's user. Loads each job's candidate source, forks fresh candidate
+processes on request, kills and reaps them, and wipes the candidate's writable places
+between jobs. It never imports or runs candidate code itself; its children do."""
 
 from __future__ import annotations
 
 import ctypes
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
 
+PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 CANDIDATE_DIR = "/tmp/candidate"
+WIPE_DIRS = ("/tmp", "/dev/shm")
+RESET_ROUNDS = 50
 
 
-def _read_source(fd: int) -> bytes:
-    with os.fdopen(fd, "rb") as fh:
-        size = int.from_bytes(fh.read(8), "big")
-        data = fh.read(size)
-    if len(data) != size:
-        raise SystemExit("zygote: truncated candidate source")
-    return data
+def _prctl(option: int, value: int) -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _reap(statuses: dict[int, int]) -> None:
@@ -41,24 +43,72 @@ def _describe(status: int) -> dict[str, object]:
     return {"exit_code": os.waitstatus_to_exitcode(status)}
 
 
+def _others() -> list[int]:
+    """Processes of our uid other than ourselves."""
+    me, uid = os.getpid(), os.getuid()
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != me:
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def _reset(statuses: dict[int, int]) -> dict[str, object]:
+    """Kill every other process of the candidate's uid and wipe its writable places."""
+    survivors: list[int] = []
+    for _ in range(RESET_ROUNDS):
+        try:
+            os.kill(-1, signal.SIGKILL)  # every process we may signal, not ourselves
+        except ProcessLookupError:
+            pass
+        _reap(statuses)
+        survivors = [p for p in _others() if not _is_zombie(p)]
+        if not survivors:
+            break
+    statuses.clear()
+    left = 0
+    for top in WIPE_DIRS:
+        try:
+            entries = os.listdir(top)
+        except OSError:
+            continue
+        for name in entries:
+            path = os.path.join(top, name)
+            try:
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path)
+                else:
+                    os.unlink(path)
+            except OSError:
+                left += 1
+    return {"ok": not survivors and not left, "survivors": len(survivors), "left_files": left}
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
 def main() -> None:
     ctl = socket.socket(fileno=int(sys.argv[1]))
-    config = json.loads(sys.argv[3])
-    source = _read_source(int(sys.argv[2]))
-    os.makedirs(CANDIDATE_DIR, mode=0o700, exist_ok=True)
-    with open(f"{CANDIDATE_DIR}/{config['module']}.py", "wb") as fh:
-        fh.write(source)
-    del source
-    try:  # orphans of candidate processes come back to us, so killall reaches them
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-    try:  # under memory pressure, the kernel kills candidate processes first
+    # Not dumpable: a candidate (same uid) cannot ptrace us or read our memory to
+    # tamper with what we hand the next candidate.
+    _prctl(PR_SET_DUMPABLE, 0)
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of candidates come back to us, so reset reaches them
+    try:  # under memory pressure the kernel kills candidate processes first
         with open("/proc/self/oom_score_adj", "w") as fh:
             fh.write("1000")
     except OSError:
         pass
     statuses: dict[int, int] = {}
+    module = "solution"
     while True:
         try:
             data, fds, _flags, _addr = socket.recv_fds(ctl, 65536, 4)
@@ -70,13 +120,23 @@ def main() -> None:
         request = json.loads(data)
         op = request["op"]
         _reap(statuses)
-        if op == "spawn":
+        if op == "load":
+            module = str(request["module"])
+            with os.fdopen(fds[0], "rb") as src:
+                source = src.read()
+            shutil.rmtree(CANDIDATE_DIR, ignore_errors=True)
+            os.makedirs(CANDIDATE_DIR, mode=0o700)
+            with open(f"{CANDIDATE_DIR}/{module}.py", "wb") as fh:
+                fh.write(source)
+            del source
+            ctl.send(b'{"ok": true}')
+        elif op == "spawn":
             pid = os.fork()
             if pid == 0:
                 ctl.close()
                 from . import candidate
 
-                candidate.serve(fds[0], fds[1], config["module"], CANDIDATE_DIR)
+                candidate.serve(fds[0], fds[1], module, CANDIDATE_DIR)
                 os._exit(0)
             for fd in fds:
                 os.close(fd)
@@ -93,9 +153,11 @@ def main() -> None:
             known = statuses.get(pid)
             ctl.send(json.dumps(_describe(known) if known is not None else {"unknown": True}).encode())
         elif op == "killall":
-            os.kill(-1, signal.SIGKILL)  # every process of this uid but ourselves
+            os.kill(-1, signal.SIGKILL)
             _reap(statuses)
             ctl.send(b'{"ok": true}')
+        elif op == "reset":
+            ctl.send(json.dumps(_reset(statuses)).encode())
         else:
             ctl.send(b'{"error": "unknown op"}')
 

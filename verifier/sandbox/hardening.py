@@ -63,7 +63,10 @@ def container_kwargs(job: SandboxJob, labels: Mapping[str, str]) -> dict[str, An
             Ulimit(name="fsize", soft=limits.file_size_bytes, hard=limits.file_size_bytes),
             Ulimit(name="core", soft=0, hard=0),
         ],
-        "init": True,  # tini as PID 1 reaps orphans and forwards the kill
+        # Plain jobs get tini as PID 1 to reap orphans. Launcher jobs do not: tini would stay
+        # root (with SETUID/SETGID) for the container's life; there the trusted server is
+        # PID 1 and the zygote is the candidates' subreaper.
+        "init": job.mode == "plain",
         "ipc_mode": "private",
         "shm_size": min(limits.scratch_bytes, 16 * 1024**2),
         # Output reaches us through the attach stream only; never written to the host's disk.
