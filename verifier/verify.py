@@ -62,6 +62,25 @@ class Verifier:
         self._image = image
         self.limits = limits or Limits()
 
+    @classmethod
+    def pooled(
+        cls,
+        *,
+        policy: str = "fresh",
+        size: int = 2,
+        limits: Limits | None = None,
+        image: str | None = None,
+        max_uses: int = 200,
+    ) -> Verifier:
+        """A Verifier on a warm pool (see verifier.sandbox.pool); close it to remove the containers."""
+        from verifier.sandbox.image import image_tag
+        from verifier.sandbox.pool import WarmPool
+
+        limits = limits or Limits()
+        image = image or image_tag()
+        pool = WarmPool(image=image, limits=limits, size=size, policy=policy, max_uses=max_uses)  # type: ignore[arg-type]
+        return cls(backend=pool, image=image, limits=limits)
+
     @property
     def backend(self) -> SandboxBackend:
         if self._backend is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from verifier.cli import bench as _bench
 from verifier.cli import check as _check
 from verifier.cli import maintenance as _maintenance
 from verifier.cli import runs as _runs
@@ -24,6 +25,7 @@ app.command("schema")(_maintenance.schema)
 app.command("gc")(_maintenance.gc)
 app.add_typer(_maintenance.image_app, name="image")
 app.add_typer(_runs.runs_app, name="runs")
+app.add_typer(_bench.bench_app, name="bench")
 
 
 def main() -> None:

@@ -171,6 +171,9 @@ def _read_exact(stream: BinaryIO, n: int) -> bytes:
 
 
 def _ctl(ctl: socket.socket, request: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
+    # A job's child set a timeout on this socket, and O_NONBLOCK lives on the open file
+    # description we share with it: make it blocking again for the parent.
+    ctl.settimeout(None)
     socket.send_fds(ctl, [json.dumps(request).encode()], fds or [])
     data = ctl.recv(65536)
     if not data:
@@ -299,7 +302,7 @@ def main() -> None:
 
     os.write(result_fd, b"VERIFIER-READY\n")
     stdin = sys.stdin.buffer
-    for _ in range(max_jobs):
+    for served in range(1, max_jobs + 1):
         line = stdin.readline()
         if not line:
             break
@@ -308,6 +311,8 @@ def main() -> None:
         candidate = _read_exact(stdin, int(job["candidate_bytes"]))
         suite = _read_exact(stdin, int(job["suite_bytes"]))
         result, recycle = _serve_one(job, candidate, suite, ctl, received)
+        # Tell the host when this server will exit after this job, so no job is sent to it.
+        result["recycle"] = recycle or served >= max_jobs
         _emit(result_fd, str(job["nonce"]), result)
         if recycle:
             break  # any sign of trouble: this container is not reused

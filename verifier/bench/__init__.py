@@ -1,0 +1,1 @@
+"""Benchmark harnesses (extra: `pip install verifier[bench]`). The core never imports this."""
