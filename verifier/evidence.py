@@ -110,7 +110,13 @@ class Evidence(BaseModel):
     counts: Counts = Counts()
     failures: list[Failure] = []
     limits: Limits
-    isolation: Literal["fresh", "reuse"] = "fresh"
+    isolation: Literal["fresh", "reuse"] = Field(
+        "fresh",
+        description="fresh: a container per candidate; reuse: a reset, reused container (see docs/architecture.md).",
+    )
+    runner: Literal["pytest", "direct"] = Field(
+        "pytest", description="pytest, or the direct runner for plain test functions (suite.toml runner)."
+    )
     hypothesis: HypothesisSettings = HypothesisSettings()
     durations: Durations = Durations()
     candidate_output_untrusted: str = Field("", description="The candidate's stdout+stderr, truncated.")

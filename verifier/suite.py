@@ -25,6 +25,12 @@ class Suite:
     limits: dict[str, Any] = field(default_factory=dict)
     max_examples: int = 100
     name: str = "suite"
+    #: "pytest" (default) or "direct": call plain `test_*` functions without pytest start-up cost.
+    runner: str = "pytest"
+
+    @property
+    def uses_hypothesis(self) -> bool:
+        return any(b"hypothesis" in data for path, data in self.files.items() if path.endswith(".py"))
 
     @property
     def sha256(self) -> str:
@@ -70,7 +76,10 @@ def load_suite(path: Path | str) -> Suite:
         limits=dict(manifest.get("limits", {})),
         max_examples=int(manifest.get("hypothesis", {}).get("max_examples", 100)),
         name=str(manifest.get("name", root.resolve().name)),
+        runner=str(manifest.get("runner", "pytest")),
     )
+    if suite.runner not in ("pytest", "direct"):
+        raise InvalidInput(f"{MANIFEST}: runner must be 'pytest' or 'direct', not {suite.runner!r}")
     if not suite.module.isidentifier():
         raise InvalidInput(f"{MANIFEST}: module {suite.module!r} is not a Python identifier")
     if not any(files[p].strip() for p in suite.test_files):

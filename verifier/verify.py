@@ -71,6 +71,7 @@ class Verifier:
         limits: Limits | None = None,
         image: str | None = None,
         max_uses: int = 200,
+        preload: str = "pytest,hypothesis",
     ) -> Verifier:
         """A Verifier on a warm pool (see verifier.sandbox.pool); close it to remove the containers."""
         from verifier.sandbox.image import image_tag
@@ -78,7 +79,14 @@ class Verifier:
 
         limits = limits or Limits()
         image = image or image_tag()
-        pool = WarmPool(image=image, limits=limits, size=size, policy=policy, max_uses=max_uses)  # type: ignore[arg-type]
+        pool = WarmPool(
+            image=image,
+            limits=limits,
+            size=size,
+            policy=policy,
+            max_uses=max_uses,
+            preload=preload,  # type: ignore[arg-type]
+        )
         return cls(backend=pool, image=image, limits=limits)
 
     @property
@@ -184,6 +192,8 @@ class Verifier:
                 "call_timeout_s": limits.call_timeout_s,
                 "output_bytes": limits.output_bytes,
                 "max_examples": suite.max_examples,
+                "runner": suite.runner,
+                "uses_hypothesis": suite.uses_hypothesis,
             },
         }
         stdin = json.dumps(header).encode() + b"\n" + cand.source + suite_blob
@@ -222,6 +232,7 @@ class Verifier:
             "durations": durations,
             "hypothesis": HypothesisSettings(max_examples=suite.max_examples),
             "isolation": self.backend.isolation,
+            "runner": suite.runner,
         }
         if result is not None and "sandbox_error" in result:
             reason = f"the sandbox failed: {result['sandbox_error']}"

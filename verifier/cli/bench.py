@@ -70,7 +70,8 @@ def humaneval(
     verifier = (
         Verifier(limits=limits, image=image_tag())
         if policy == "cold"
-        else Verifier.pooled(policy=policy, size=workers, limits=limits)
+        # HumanEval suites use the direct runner: nothing to pre-import on the trusted side.
+        else Verifier.pooled(policy=policy, size=workers, limits=limits, preload="")
     )
     with verifier:
         evidence = verify_batch(verifier, jobs, workers=workers)

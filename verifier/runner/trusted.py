@@ -14,139 +14,22 @@ Usage: python3 -m verifier_runner.trusted CTL_FD [--max-jobs N]
 from __future__ import annotations
 
 import base64
+import importlib
+import importlib.util
 import json
 import os
-import re
 import shutil
 import socket
 import sys
 import time
+import traceback
 from typing import Any, BinaryIO
 
-import pytest
-
 from .proxy import CandidateFault, CandidateModule, CandidateSession
+from .results import MAX_DETAIL, Results
 
 TRUSTED_DIR = "/run/trusted"
 SUITE_DIR = f"{TRUSTED_DIR}/suite"
-MAX_DETAIL = 4000
-_EXAMPLE_START = re.compile(r"(?:Falsifying example|Failing test case): ?(.*)$")
-
-
-def falsifying_example(detail: str) -> str | None:
-    """Hypothesis' minimal failing call, as it printed it (pytest prefixes removed)."""
-    lines = [re.sub(r"^E {0,3}", "", ln) for ln in detail.splitlines()]
-    for i, line in enumerate(lines):
-        m = _EXAMPLE_START.search(line)
-        if not m:
-            continue
-        out = [m.group(1)]
-        depth = m.group(1).count("(") - m.group(1).count(")")
-        for nxt in lines[i + 1 :]:
-            if depth <= 0:
-                break
-            out.append(nxt)
-            depth += nxt.count("(") - nxt.count(")")
-        return "\n".join(out).strip()[:MAX_DETAIL] or None
-    return None
-
-
-class Recorder:
-    """pytest plugin: counts and failures, from the trusted side's own reports."""
-
-    def __init__(self, session: CandidateSession) -> None:
-        self.session = session
-        self.collected: int | None = None
-        self.outcomes: dict[str, str] = {}
-        self.failures: list[dict[str, Any]] = []
-        self.kinds: dict[str, str] = {}
-        self.collect_errors = 0
-
-    def _fail(self, test_id: str, kind: str, message: str, detail: str) -> None:
-        example = falsifying_example(detail)
-        self.failures.append(
-            {
-                "test_id": test_id,
-                "kind": kind,
-                "message": message[:2000],
-                "falsifying_example": example,
-                "detail_untrusted": detail[-MAX_DETAIL:],
-            }
-        )
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-        report = yield
-        if call.excinfo is not None:
-            exc = call.excinfo.value
-            leaf = exc
-            while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
-                leaf = leaf.exceptions[0]
-            raised_by = getattr(leaf, "verifier_raised_by_candidate", None)
-            if isinstance(leaf, CandidateFault):
-                self.kinds[item.nodeid] = leaf.kind
-                self.kinds[item.nodeid + "::why"] = (
-                    "the candidate could not be imported" if leaf.kind == "import_error" else str(leaf)[:300]
-                )
-            elif raised_by is not None:
-                self.kinds[item.nodeid] = "exception"
-                self.kinds[item.nodeid + "::why"] = f"the candidate raised {raised_by}"
-            elif isinstance(leaf, AssertionError):
-                self.kinds.setdefault(item.nodeid, "assertion")
-            else:
-                self.kinds.setdefault(item.nodeid, "exception")
-            self.kinds[item.nodeid + "::type"] = type(leaf).__name__
-        return report
-
-    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if report.failed:
-            self.collect_errors += 1
-            detail = str(report.longreprtext)
-            if self.session.import_error is not None:
-                kind = self.session.import_fault.kind
-                message = f"the candidate could not be imported ({kind.replace('_', ' ')})"
-            else:
-                kind, message = "collection_error", "the suite could not be collected"
-            self._fail(report.nodeid or "<collection>", kind, message, detail)
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.collected = len(session.items)
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        nodeid = report.nodeid
-        previous = self.outcomes.get(nodeid)
-        if report.skipped or getattr(report, "wasxfail", None) is not None:
-            self.outcomes[nodeid] = "skipped"
-            if previous != "skipped":
-                self._fail(
-                    nodeid,
-                    "skipped",
-                    "the test was skipped or xfailed, which never counts as a pass",
-                    str(report.longreprtext),
-                )
-        elif report.failed:
-            outcome = "failed" if report.when == "call" else "error"
-            if previous not in ("failed", "error"):
-                kind = self.kinds.get(nodeid, "exception")
-                etype = self.kinds.get(nodeid + "::type", "error")
-                why = self.kinds.get(nodeid + "::why")
-                if why is None:
-                    why = "an assertion failed" if kind == "assertion" else f"{etype} raised"
-                where = "" if report.when == "call" else f" (in {report.when})"
-                self._fail(nodeid, kind, why + where, str(report.longreprtext))
-            self.outcomes[nodeid] = outcome
-        elif report.when == "call" and previous is None:
-            self.outcomes[nodeid] = "passed"
-
-    def counts(self) -> dict[str, int]:
-        values = list(self.outcomes.values())
-        return {
-            "expected": self.collected or 0,
-            "passed": values.count("passed"),
-            "failed": values.count("failed"),
-            "errors": values.count("error") + self.collect_errors,
-            "skipped": values.count("skipped"),
-        }
 
 
 def _write_suite(files: dict[str, str], root: str) -> None:
@@ -182,6 +65,58 @@ def _ctl(ctl: socket.socket, request: dict[str, Any], fds: list[int] | None = No
     return reply
 
 
+def _detail(exc: BaseException) -> str:
+    """A failure's text as pytest would end it: the traceback, then `E   Type: message` lines."""
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-4))
+    lines = [f"E   {type(exc).__name__}: {exc}"] + [f"E   {note}" for note in getattr(exc, "__notes__", [])]
+    return tb[-MAX_DETAIL:] + "\n" + "\n".join(lines)
+
+
+def run_direct(recorder: Results, session: CandidateSession) -> int:
+    """The direct runner: import each test file and call its `test_*` functions in order.
+
+    For suites that declare `runner = "direct"`: plain functions without fixtures, marks or
+    parametrisation (HumanEval's check()). Same trusted process, same candidate boundary, no
+    pytest start-up cost. Anything it cannot run as such is an error, never a pass.
+    """
+    tests: list[tuple[str, Any]] = []
+    for rel in sorted(os.listdir(SUITE_DIR)):
+        if not (rel.endswith(".py") and (rel.startswith("test_") or rel.endswith("_test.py"))):
+            continue
+        spec = importlib.util.spec_from_file_location(f"verifier_suite_{rel[:-3]}", os.path.join(SUITE_DIR, rel))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except BaseException as exc:  # noqa: BLE001 - a module that fails to import is a collection error
+            recorder.collect_errors += 1
+            kind = session.import_fault.kind if session.import_error is not None else "collection_error"
+            recorder.fail(rel, kind, "the suite could not be collected", _detail(exc))
+            continue
+        for name, fn in vars(module).items():
+            if name.startswith("test") and callable(fn) and getattr(fn, "__module__", None) == module.__name__:
+                tests.append((f"{rel}::{name}", fn))
+    recorder.collected = len(tests)
+    for nodeid, fn in tests:
+        try:
+            fn()
+        except BaseException as exc:  # noqa: BLE001 - every way a test ends is recorded
+            leaf = exc
+            if isinstance(exc, CandidateFault):
+                kind, why = exc.kind, str(exc)[:300]
+            elif getattr(exc, "verifier_raised_by_candidate", None):
+                kind, why = "exception", f"the candidate raised {exc.verifier_raised_by_candidate}"  # type: ignore[attr-defined]
+            elif isinstance(leaf, AssertionError):
+                kind, why = "assertion", "an assertion failed"
+            else:
+                kind, why = "exception", f"{type(exc).__name__} raised"
+            recorder.outcomes[nodeid] = "failed"
+            recorder.fail(nodeid, kind, why, _detail(exc))
+        else:
+            recorder.outcomes[nodeid] = "passed"
+    return 0 if tests and not recorder.failures else 1
+
+
 def run_job(job: dict[str, Any], ctl: socket.socket, received: float) -> tuple[dict[str, Any], bool]:
     """Run one job's suite against the loaded candidate. Returns (result, trouble)."""
     config = job["config"]
@@ -190,19 +125,28 @@ def run_job(job: dict[str, Any], ctl: socket.socket, received: float) -> tuple[d
         ctl, call_timeout=float(config["call_timeout_s"]), deadline=deadline, output_cap=int(config["output_bytes"])
     )
     sys.modules[job["module"]] = CandidateModule(job["module"], session)
+    if config.get("uses_hypothesis", True):
+        from hypothesis import HealthCheck, settings
 
-    from hypothesis import HealthCheck, settings
+        settings.register_profile(
+            "verifier",
+            derandomize=True,
+            database=None,
+            deadline=None,  # wall-clock deadlines make verdicts load-dependent; hangs hit call_timeout_s
+            max_examples=int(config["max_examples"]),
+            suppress_health_check=[HealthCheck.too_slow],
+            print_blob=False,
+        )
+        settings.load_profile("verifier")
+    if config.get("runner") == "direct":
+        recorder = Results(session)
+        t_tests = time.time()
+        exit_code = run_direct(recorder, session)
+        return _job_result(recorder, session, exit_code, t_tests, received, "direct")
+    import pytest
 
-    settings.register_profile(
-        "verifier",
-        derandomize=True,
-        database=None,
-        deadline=None,  # wall-clock deadlines make verdicts load-dependent; hangs hit call_timeout_s
-        max_examples=int(config["max_examples"]),
-        suppress_health_check=[HealthCheck.too_slow],
-        print_blob=False,
-    )
-    settings.load_profile("verifier")
+    from .pytest_plugin import Recorder
+
     recorder = Recorder(session)
     t_tests = time.time()
     exit_code = pytest.main(
@@ -226,10 +170,17 @@ def run_job(job: dict[str, Any], ctl: socket.socket, received: float) -> tuple[d
         ],
         plugins=[recorder],
     )
+    return _job_result(recorder, session, int(exit_code), t_tests, received, "pytest")
+
+
+def _job_result(
+    recorder: Results, session: CandidateSession, exit_code: int, t_tests: float, received: float, runner: str
+) -> tuple[dict[str, Any], bool]:
     t_end = time.time()
     kinds = {f["kind"] for f in recorder.failures}
     trouble = bool(kinds & {"timeout", "oom", "candidate_died", "output_limit"}) or session.import_error is not None
     return {
+        "runner": runner,
         "exit_code": int(exit_code),
         "counts": recorder.counts(),
         "failures": recorder.failures,
@@ -286,20 +237,20 @@ def _serve_one(
         return {"sandbox_error": f"the trusted runner died (wait status {status})"}, True
 
 
-def main() -> None:
-    max_jobs = int(sys.argv[sys.argv.index("--max-jobs") + 1]) if "--max-jobs" in sys.argv else 1
+def serve(ctl: socket.socket, argv: list[str]) -> None:
+    """Serve up to --max-jobs jobs from stdin; --preload names modules to import before READY."""
+    max_jobs = int(argv[argv.index("--max-jobs") + 1]) if "--max-jobs" in argv else 1
+    preload = argv[argv.index("--preload") + 1] if "--preload" in argv else "pytest,hypothesis"
     # Our stdout is the result channel: keep it for result lines, and send everything else
     # this process or pytest prints to stderr.
     result_fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    ctl = socket.socket(fileno=int(sys.argv[1]))
     with open(f"{TRUSTED_DIR}/pytest.ini", "w") as fh:
         fh.write("[pytest]\npython_files = test_*.py *_test.py\n")
-    # Warm up: everything a job needs is imported before the first job arrives.
-    import _pytest.python  # noqa: F401
-    import hypothesis.strategies  # noqa: F401
-
+    # Warm up: what jobs need is imported before the first job arrives.
+    for name in filter(None, preload.split(",")):
+        importlib.import_module({"pytest": "_pytest.python", "hypothesis": "hypothesis.strategies"}.get(name, name))
     os.write(result_fd, b"VERIFIER-READY\n")
     stdin = sys.stdin.buffer
     for served in range(1, max_jobs + 1):
@@ -317,7 +268,3 @@ def main() -> None:
         if recycle:
             break  # any sign of trouble: this container is not reused
     os._exit(0)
-
-
-if __name__ == "__main__":
-    main()

@@ -157,6 +157,7 @@ class WarmPool(SandboxBackend):
         policy: Policy = "fresh",
         max_uses: int = 200,
         client: docker.DockerClient | None = None,
+        preload: str = "pytest,hypothesis",
     ) -> None:
         if size < 1:
             raise ValueError("pool size must be at least 1")
@@ -167,6 +168,7 @@ class WarmPool(SandboxBackend):
         self.size = size
         self.isolation = policy
         self.max_uses = 1 if policy == "fresh" else max_uses
+        self.preload = preload
         self._client = client
         self._cold = DockerBackend(client)
         self._idle: queue.Queue[_Warm] = queue.Queue()
@@ -236,7 +238,7 @@ class WarmPool(SandboxBackend):
         job = SandboxJob(image=self.image, command=(), limits=self.limits, mode="launcher")
         kwargs = container_kwargs(job, owner_labels({"org.verifier.pool": self.isolation}))
         host_config = api.create_host_config(**kwargs.pop("host_config"))
-        command = [*SERVER_COMMAND, str(self.max_uses)]
+        command = [*SERVER_COMMAND, str(self.max_uses), "--preload", self.preload or ","]
         try:
             cid = api.create_container(image_id, command=command, name=name, host_config=host_config, **kwargs)["Id"]
             raw = api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})

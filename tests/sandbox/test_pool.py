@@ -1,0 +1,133 @@
+"""The warm pool against the real engine: same evidence as cold, nothing left behind, recovery,
+and in `reuse` no candidate can affect the next one."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import docker
+import pytest
+
+from tests.conftest import EXAMPLE, SUITE
+from verifier import Limits, Status, Suite, Verifier
+from verifier.sandbox.hardening import LABEL_MANAGED, LABEL_OWNER_PID
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+LIMITS = Limits(timeout_s=30, call_timeout_s=5)
+
+
+def ours(client: docker.DockerClient) -> list[str]:
+    import os
+
+    filters = {"label": [LABEL_MANAGED, f"{LABEL_OWNER_PID}={os.getpid()}"]}
+    return [c["Id"] for c in client.api.containers(all=True, filters=filters)]
+
+
+def wait_for(predicate: object, timeout: float = 30) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize("policy", ["fresh", "reuse"])
+def test_pool_gives_the_same_verdicts_as_cold(sandbox_image: str, docker_client: docker.DockerClient,
+                                              policy: str) -> None:
+    cold = Verifier(image=sandbox_image, limits=LIMITS)
+    with Verifier.pooled(policy=policy, size=2, limits=LIMITS, image=sandbox_image) as pooled:
+        for name in ("good.py", "buggy_set.py", "wrong/mutates_input.py"):
+            a, b = cold.check(EXAMPLE / name, SUITE), pooled.check(EXAMPLE / name, SUITE)
+            assert (a.ok, a.status, a.counts, a.evidence_id) == (b.ok, b.status, b.counts, b.evidence_id)
+            assert [f.test_id for f in a.failures] == [f.test_id for f in b.failures]
+            assert b.isolation == policy and a.isolation == "fresh"
+    assert wait_for(lambda: ours(docker_client) == []), "containers left after close()"
+
+
+def test_reuse_candidate_cannot_affect_the_next(sandbox_image: str) -> None:
+    """A candidate leaves a file, a background child and a shared-memory file; the next sees none."""
+    plant = '''
+import os, subprocess, time
+def f():
+    open("/tmp/planted", "w").write("x")
+    open("/dev/shm/planted", "w").write("x")
+    if os.fork() == 0:
+        os.setsid()
+        time.sleep(600)
+        os._exit(0)
+    return True
+'''
+    probe = '''
+import os
+def f():
+    uid = os.getuid()
+    others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()
+              and os.stat(f"/proc/{p}").st_uid == uid and open(f"/proc/{p}/stat").read().split(")")[1].split()[0] != "Z"]
+    ppid = os.getppid()
+    others = [p for p in others if int(p) != ppid]
+    return [os.path.exists("/tmp/planted"), os.path.exists("/dev/shm/planted"), len(others)]
+'''
+    suite = Suite(files={"test_f.py": b"from solution import f\ndef test_f():\n    print(f())\n    assert f() in (True, [False, False, 0])\n"},
+                  runner="direct")
+    with Verifier.pooled(policy="reuse", size=1, limits=LIMITS, image=sandbox_image) as v:
+        assert v.check(plant, suite).ok
+        second = v.check(probe, suite)
+        assert second.ok, [f.detail_untrusted[-300:] for f in second.failures]
+        assert v.backend.stats.started == 1  # type: ignore[attr-defined]  (the same container served both)
+
+
+def test_reuse_recycles_after_trouble(sandbox_image: str) -> None:
+    hang = "def find_duplicates(values):\n    while True:\n        pass\n"
+    limits = Limits(timeout_s=30, call_timeout_s=1)
+    with Verifier.pooled(policy="reuse", size=1, limits=limits, image=sandbox_image) as v:
+        assert v.check(hang, SUITE).status is Status.TIMEOUT
+        assert v.check(EXAMPLE / "good.py", SUITE).ok
+        assert v.backend.stats.started >= 2  # type: ignore[attr-defined]
+
+
+def test_pool_recovers_when_a_container_is_killed_from_outside(sandbox_image: str,
+                                                               docker_client: docker.DockerClient) -> None:
+    with Verifier.pooled(policy="reuse", size=1, limits=LIMITS, image=sandbox_image) as v:
+        v.backend.warm_up()  # type: ignore[attr-defined]
+        for cid in ours(docker_client):
+            docker_client.api.kill(cid)
+        ev = v.check(EXAMPLE / "good.py", SUITE)
+        assert ev.ok, ev.reason
+    assert wait_for(lambda: ours(docker_client) == [])
+
+
+def test_batch_survives_an_engine_restart(sandbox_image: str, docker_client: docker.DockerClient) -> None:
+    """Restart dockerd mid-batch: the batch finishes; samples are retried or infra_error, none lost."""
+    import subprocess
+
+    from verifier.batch import verify_batch
+
+    items = [(EXAMPLE / ("good.py" if i % 2 else "buggy_set.py"), SUITE) for i in range(12)]
+    with Verifier.pooled(policy="reuse", size=2, limits=LIMITS, image=sandbox_image) as v:
+        v.backend.warm_up()  # type: ignore[attr-defined]
+        restarter = threading.Timer(1.0, lambda: subprocess.run(["bash", "-c", RESTART], check=False))
+        restarter.start()
+        results = verify_batch(v, items, workers=2, progress=False)
+        restarter.join()
+    assert len(results) == len(items)
+    for i, ev in enumerate(results):
+        assert ev.status in ((Status.PASSED,) if i % 2 else (Status.FAILED,)) + (Status.INFRA_ERROR,)
+    assert sum(ev.status is not Status.INFRA_ERROR for ev in results) >= len(items) // 2
+    assert wait_for(lambda: ours(docker.from_env()) == [], 60)
+
+
+RESTART = """
+pkill -x dockerd; for i in $(seq 1 100); do pgrep -x dockerd >/dev/null || break; sleep 0.1; done
+nohup dockerd >/var/log/verifier-dockerd.log 2>&1 </dev/null &
+for i in $(seq 1 100); do docker info >/dev/null 2>&1 && break; sleep 0.2; done
+"""
+
+
+def test_jobs_with_other_limits_run_cold(sandbox_image: str) -> None:
+    with Verifier.pooled(policy="fresh", size=1, limits=LIMITS, image=sandbox_image) as v:
+        other = Verifier(backend=v.backend, image=sandbox_image, limits=Limits(memory_bytes=300 * 1024**2))
+        assert other.check(EXAMPLE / "good.py", SUITE).ok
+        assert v.backend.stats.cold_fallbacks == 1  # type: ignore[attr-defined]
