@@ -200,13 +200,22 @@ def _emit(result_fd: int, nonce: str, result: dict[str, Any]) -> None:
         view = view[os.write(result_fd, view) :]
 
 
+def _reset(ctl: socket.socket) -> bool:
+    """Kill every candidate-uid process and wipe the candidate's writable places."""
+    try:
+        return bool(_ctl(ctl, {"op": "reset"}).get("ok"))
+    except (OSError, EOFError, ValueError):
+        return False
+
+
 def _serve_one(
     job: dict[str, Any], candidate: bytes, suite: bytes, ctl: socket.socket, received: float
 ) -> tuple[dict[str, Any], bool]:
-    """Prepare both sides, run the job in a forked trusted child; (result, recycle)."""
-    reset = _ctl(ctl, {"op": "reset"})
-    if not reset.get("ok"):
-        return {"sandbox_error": f"the candidate side could not be reset: {reset}"}, True
+    """Prepare both sides, run the job in a forked trusted child; (result, recycle).
+
+    The candidate side was reset before this job (at start-up, or right after the previous
+    job's result went out), so no process or file of an earlier candidate is left.
+    """
     memfd = os.memfd_create("candidate")
     try:
         os.write(memfd, candidate)
@@ -251,6 +260,8 @@ def serve(ctl: socket.socket, argv: list[str]) -> None:
     # Warm up: what jobs need is imported before the first job arrives.
     for name in filter(None, preload.split(",")):
         importlib.import_module({"pytest": "_pytest.python", "hypothesis": "hypothesis.strategies"}.get(name, name))
+    if not _reset(ctl):
+        os._exit(3)
     os.write(result_fd, b"VERIFIER-READY\n")
     stdin = sys.stdin.buffer
     for served in range(1, max_jobs + 1):
@@ -267,4 +278,8 @@ def serve(ctl: socket.socket, argv: list[str]) -> None:
         _emit(result_fd, str(job["nonce"]), result)
         if recycle:
             break  # any sign of trouble: this container is not reused
+        # Reset now, off the next job's critical path; a failed reset ends this server, and
+        # the host retries a job that meets a container that is gone.
+        if not _reset(ctl):
+            break
     os._exit(0)

@@ -10,12 +10,14 @@ import os
 import shutil
 import signal
 import socket
+import time
 
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 CANDIDATE_DIR = "/tmp/candidate"
 WIPE_DIRS = ("/tmp", "/dev/shm")
-RESET_ROUNDS = 50
+#: How long a reset may keep killing before it declares a process that would not die.
+RESET_BUDGET_S = 2.0
 
 
 def _prctl(option: int, value: int) -> None:
@@ -59,15 +61,19 @@ def _others() -> list[int]:
 def _reset(statuses: dict[int, int]) -> dict[str, object]:
     """Kill every other process of the candidate's uid and wipe its writable places."""
     survivors: list[int] = []
-    for _ in range(RESET_ROUNDS):
+    deadline = time.monotonic() + RESET_BUDGET_S
+    while True:
         try:
             os.kill(-1, signal.SIGKILL)  # every process we may signal, not ourselves
         except ProcessLookupError:
             pass
         _reap(statuses)
         survivors = [p for p in _others() if not _is_zombie(p)]
-        if not survivors:
+        # A killed process takes a moment to tear down its memory: give it that moment,
+        # but a process that keeps coming back (a fork loop) fails the reset.
+        if not survivors or time.monotonic() > deadline:
             break
+        time.sleep(0.001)
     statuses.clear()
     left = 0
     for top in WIPE_DIRS:
