@@ -13,7 +13,7 @@ import json
 import secrets
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from verifier import __version__
 from verifier.errors import InvalidInput, SandboxUnavailable
@@ -66,7 +66,7 @@ class Verifier:
     def pooled(
         cls,
         *,
-        policy: str = "fresh",
+        policy: Literal["fresh", "reuse"] = "fresh",
         size: int = 2,
         limits: Limits | None = None,
         image: str | None = None,
@@ -85,7 +85,7 @@ class Verifier:
             size=size,
             policy=policy,
             max_uses=max_uses,
-            preload=preload,  # type: ignore[arg-type]
+            preload=preload,
         )
         return cls(backend=pool, image=image, limits=limits)
 

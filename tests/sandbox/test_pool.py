@@ -34,8 +34,9 @@ def wait_for(predicate: object, timeout: float = 30) -> bool:
 
 
 @pytest.mark.parametrize("policy", ["fresh", "reuse"])
-def test_pool_gives_the_same_verdicts_as_cold(sandbox_image: str, docker_client: docker.DockerClient,
-                                              policy: str) -> None:
+def test_pool_gives_the_same_verdicts_as_cold(
+    sandbox_image: str, docker_client: docker.DockerClient, policy: str
+) -> None:
     cold = Verifier(image=sandbox_image, limits=LIMITS)
     with Verifier.pooled(policy=policy, size=2, limits=LIMITS, image=sandbox_image) as pooled:
         for name in ("good.py", "buggy_set.py", "wrong/mutates_input.py"):
@@ -48,7 +49,7 @@ def test_pool_gives_the_same_verdicts_as_cold(sandbox_image: str, docker_client:
 
 def test_reuse_candidate_cannot_affect_the_next(sandbox_image: str) -> None:
     """A candidate leaves a file, a background child and a shared-memory file; the next sees none."""
-    plant = '''
+    plant = """
 import os, subprocess, time
 def f():
     open("/tmp/planted", "w").write("x")
@@ -58,19 +59,23 @@ def f():
         time.sleep(600)
         os._exit(0)
     return True
-'''
-    probe = '''
+"""
+    probe = """
 import os
 def f():
     uid = os.getuid()
+    def alive(p):
+        return open(f"/proc/{p}/stat").read().split(")")[1].split()[0] != "Z"
     others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()
-              and os.stat(f"/proc/{p}").st_uid == uid and open(f"/proc/{p}/stat").read().split(")")[1].split()[0] != "Z"]
+              and os.stat(f"/proc/{p}").st_uid == uid and alive(p)]
     ppid = os.getppid()
     others = [p for p in others if int(p) != ppid]
     return [os.path.exists("/tmp/planted"), os.path.exists("/dev/shm/planted"), len(others)]
-'''
-    suite = Suite(files={"test_f.py": b"from solution import f\ndef test_f():\n    print(f())\n    assert f() in (True, [False, False, 0])\n"},
-                  runner="direct")
+"""
+    suite = Suite(
+        files={"test_f.py": b"from solution import f\ndef test_f():\n    assert f() in (True, [False, False, 0])\n"},
+        runner="direct",
+    )
     with Verifier.pooled(policy="reuse", size=1, limits=LIMITS, image=sandbox_image) as v:
         assert v.check(plant, suite).ok
         second = v.check(probe, suite)
@@ -87,8 +92,9 @@ def test_reuse_recycles_after_trouble(sandbox_image: str) -> None:
         assert v.backend.stats.started >= 2  # type: ignore[attr-defined]
 
 
-def test_pool_recovers_when_a_container_is_killed_from_outside(sandbox_image: str,
-                                                               docker_client: docker.DockerClient) -> None:
+def test_pool_recovers_when_a_container_is_killed_from_outside(
+    sandbox_image: str, docker_client: docker.DockerClient
+) -> None:
     with Verifier.pooled(policy="reuse", size=1, limits=LIMITS, image=sandbox_image) as v:
         v.backend.warm_up()  # type: ignore[attr-defined]
         for cid in ours(docker_client):

@@ -68,7 +68,7 @@ def problem_suite(problem: dict[str, Any]) -> Suite:
 
 def candidate_source(problem: dict[str, Any], completion: str) -> str:
     """What the reference executes before the test: prompt + completion."""
-    return problem["prompt"] + completion
+    return str(problem["prompt"]) + completion
 
 
 def reference_result(ev: Evidence) -> str:

@@ -71,7 +71,7 @@ def humaneval(
         Verifier(limits=limits, image=image_tag())
         if policy == "cold"
         # HumanEval suites use the direct runner: nothing to pre-import on the trusted side.
-        else Verifier.pooled(policy=policy, size=workers, limits=limits, preload="")
+        else Verifier.pooled(policy="fresh" if policy == "fresh" else "reuse", size=workers, limits=limits, preload="")
     )
     with verifier:
         evidence = verify_batch(verifier, jobs, workers=workers)
