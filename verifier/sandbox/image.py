@@ -160,7 +160,20 @@ def build(
                     say(line)
         except docker.errors.DockerException as exc:
             raise SandboxUnavailable(f"image build failed: {exc}") from exc
+    _prune_superseded(client, keep=tag, say=say)
     return tag, True
+
+
+def _prune_superseded(client: docker.DockerClient, *, keep: str, say: Progress) -> None:
+    """Remove sandbox images of older recipes (nothing left behind); images in use stay."""
+    for img in client.api.images(name=IMAGE_REPO):
+        tags = [t for t in img.get("RepoTags") or [] if t != keep]
+        for old in tags:
+            try:
+                client.api.remove_image(old)
+                say(f"removed superseded image {old}")
+            except docker.errors.APIError:
+                pass  # in use by a container, or already gone
 
 
 def _download_wheels(dest: Path, say: Progress) -> None:
