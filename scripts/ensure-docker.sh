@@ -33,8 +33,10 @@ fi
 
 # A dockerd that is still starting up: wait for it instead of starting a second one.
 if ! pgrep -x dockerd >/dev/null 2>&1; then
+  # A daemon that was killed can leave its pid file behind, and a new one refuses to start.
+  rm -f /var/run/docker.pid
   say "starting dockerd (log: $LOG)"
-  nohup dockerd >"$LOG" 2>&1 </dev/null &
+  nohup dockerd >>"$LOG" 2>&1 </dev/null &
 fi
 
 for ((i = 0; i < WAIT_S * 2; i++)); do

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from pathlib import Path
 
 import docker
 import pytest
@@ -114,7 +115,7 @@ def test_batch_survives_an_engine_restart(sandbox_image: str, docker_client: doc
     items = [(EXAMPLE / ("good.py" if i % 2 else "buggy_set.py"), SUITE) for i in range(12)]
     with Verifier.pooled(policy="reuse", size=2, limits=LIMITS, image=sandbox_image) as v:
         v.backend.warm_up()  # type: ignore[attr-defined]
-        restarter = threading.Timer(1.0, lambda: subprocess.run(["bash", "-c", RESTART], check=False))
+        restarter = threading.Timer(1.0, lambda: subprocess.run(["bash", "-c", RESTART], check=True))
         restarter.start()
         results = verify_batch(v, items, workers=2, progress=False)
         restarter.join()
@@ -125,10 +126,10 @@ def test_batch_survives_an_engine_restart(sandbox_image: str, docker_client: doc
     assert wait_for(lambda: ours(docker.from_env()) == [], 60)
 
 
-RESTART = """
-pkill -x dockerd; for i in $(seq 1 100); do pgrep -x dockerd >/dev/null || break; sleep 0.1; done
-nohup dockerd >/var/log/verifier-dockerd.log 2>&1 </dev/null &
-for i in $(seq 1 100); do docker info >/dev/null 2>&1 && break; sleep 0.2; done
+ROOT = Path(__file__).resolve().parents[2]
+RESTART = f"""
+pkill -x dockerd; for i in $(seq 1 200); do pgrep -x dockerd >/dev/null || break; sleep 0.1; done
+bash {ROOT}/scripts/ensure-docker.sh
 """
 
 

@@ -48,6 +48,8 @@ _HEADER = struct.Struct(">BxxxL")
 #: Container-level fields: a job must match them to run in a pooled container.
 CONTAINER_FIELDS = ("memory_bytes", "cpus", "pids", "scratch_bytes", "open_files", "file_size_bytes", "network")
 START_TIMEOUT_S = 60.0
+SWEEP_TIMEOUT_S = 30.0
+LABEL_POOL_ID = "org.verifier.pool-id"
 ACQUIRE_TIMEOUT_S = 120.0
 
 
@@ -178,6 +180,9 @@ class WarmPool(SandboxBackend):
         self._image_id: str | None = None
         self._starting = 0
         self._fatal: SandboxUnavailable | None = None
+        #: Every container of this pool carries this label, so close() can find them all, also
+        #: ones whose removal failed while the engine was down or restarting.
+        self.pool_id = uuid.uuid4().hex
         self.stats = PoolStats()
         atexit.register(self.close)
         for _ in range(size):
@@ -236,7 +241,9 @@ class WarmPool(SandboxBackend):
         image_id = self.image_id(self.image)
         name = f"verifier-pool-{uuid.uuid4().hex[:12]}"
         job = SandboxJob(image=self.image, command=(), limits=self.limits, mode="launcher")
-        kwargs = container_kwargs(job, owner_labels({"org.verifier.pool": self.isolation}))
+        kwargs = container_kwargs(
+            job, owner_labels({"org.verifier.pool": self.isolation, LABEL_POOL_ID: self.pool_id})
+        )
         host_config = api.create_host_config(**kwargs.pop("host_config"))
         command = [*SERVER_COMMAND, str(self.max_uses), "--preload", self.preload or ","]
         try:
@@ -394,4 +401,22 @@ class WarmPool(SandboxBackend):
             for warm in late:
                 self._destroy(warm)
             time.sleep(0.05)
+        self._sweep()
         atexit.unregister(self.close)
+
+    def _sweep(self, timeout: float = SWEEP_TIMEOUT_S) -> None:
+        """Remove every container carrying this pool's label; retry while the engine is away."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                api = connect().api
+                left = api.containers(all=True, filters={"label": f"{LABEL_POOL_ID}={self.pool_id}"})
+                for c in left:
+                    _remove(api, c["Id"])
+                if not api.containers(all=True, filters={"label": f"{LABEL_POOL_ID}={self.pool_id}"}):
+                    return
+            except (SandboxUnavailable, docker.errors.DockerException, requests.exceptions.RequestException):
+                pass
+            if time.monotonic() > deadline:
+                return  # `verifier gc` removes what is left once this process is gone
+            time.sleep(0.5)
