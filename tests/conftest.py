@@ -11,6 +11,7 @@ import docker
 import pytest
 
 from verifier.limits import Limits
+from verifier.sandbox.gc import pid_alive
 from verifier.sandbox.hardening import LABEL_MANAGED, LABEL_OWNER_PID
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,21 +63,9 @@ def leftover_containers(client: docker.DockerClient) -> list[str]:
     left = []
     for c in client.api.containers(all=True, filters={"label": LABEL_MANAGED}):
         owner = int((c.get("Labels") or {}).get(LABEL_OWNER_PID, "0") or 0)
-        if owner == os.getpid() or not _alive(owner):
+        if owner == os.getpid() or not pid_alive(owner):
             left.append(c["Id"])
     return left
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

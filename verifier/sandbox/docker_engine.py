@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import socket
-import struct
 import threading
 import time
 import uuid
@@ -20,6 +19,7 @@ import docker.errors
 import requests.exceptions
 
 from verifier.errors import ImageNotFound, SandboxUnavailable
+from verifier.sandbox.attach import STDERR, pieces
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
 from verifier.sandbox.hardening import (
     LABEL_MANAGED,
@@ -31,8 +31,6 @@ from verifier.sandbox.hardening import (
 #: Extra time the host grants past the job's limit before it kills the container:
 #: covers container start, so `timeout_s` stays the time the job itself may run.
 START_GRACE_S = 5.0
-#: Frame header of Docker's multiplexed attach stream: stream id, 3 pad bytes, length.
-_HEADER = struct.Struct(">BxxxL")
 
 
 def connect() -> docker.DockerClient:
@@ -70,34 +68,15 @@ class _OutputCollector(threading.Thread):
         self.err = bytearray()
         self.limited = False
 
-    def _read_exact(self, n: int) -> bytes:
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = self.sock.recv(min(n - len(buf), 1 << 16))
-            if not chunk:
-                raise EOFError
-            buf += chunk
-        return bytes(buf)
-
     def run(self) -> None:
-        try:
-            while True:
-                kind, size = _HEADER.unpack(self._read_exact(_HEADER.size))
-                target = self.err if kind == 2 else self.out
-                remaining = size
-                while remaining:
-                    chunk = self.sock.recv(min(remaining, 1 << 16))
-                    if not chunk:
-                        raise EOFError
-                    remaining -= len(chunk)
-                    room = self.cap - len(target)
-                    if room > 0:
-                        target += chunk[:room]
-                    if len(chunk) > room and not self.limited:
-                        self.limited = True
-                        self.on_limit()
-        except (EOFError, OSError, struct.error):
-            return
+        for kind, chunk in pieces(self.sock):
+            target = self.err if kind == STDERR else self.out
+            room = self.cap - len(target)
+            if room > 0:
+                target += chunk[:room]
+            if len(chunk) > room and not self.limited:
+                self.limited = True
+                self.on_limit()
 
 
 class DockerBackend(SandboxBackend):

@@ -11,7 +11,10 @@ import docker.errors
 from verifier.sandbox.hardening import LABEL_MANAGED, LABEL_OWNER_HOST, LABEL_OWNER_PID
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists on this host."""
+    if pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -35,7 +38,7 @@ def collect(client: docker.DockerClient, *, everything: bool = False) -> list[st
         except ValueError:
             pid = 0
         same_host = labels.get(LABEL_OWNER_HOST) == host
-        orphan = same_host and (pid <= 0 or not _alive(pid))
+        orphan = same_host and (not pid_alive(pid))
         if everything or orphan:
             try:
                 client.api.remove_container(c["Id"], force=True, v=True)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import atexit
 import queue
 import socket
-import struct
 import threading
 import time
 import uuid
@@ -36,6 +35,7 @@ import requests.exceptions
 
 from verifier.errors import ImageNotFound, SandboxUnavailable
 from verifier.limits import Limits
+from verifier.sandbox.attach import STDERR, pieces
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
 from verifier.sandbox.docker_engine import DockerBackend, _remove, connect, owner_labels
 from verifier.sandbox.hardening import container_kwargs
@@ -44,7 +44,6 @@ Policy = Literal["fresh", "reuse"]
 SERVER_COMMAND = ("python3", "-I", "-B", "-m", "verifier_runner.launch", "--max-jobs")
 READY = b"VERIFIER-READY"
 RESULT = b"VERIFIER-RESULT "
-_HEADER = struct.Struct(">BxxxL")
 #: Container-level fields: a job must match them to run in a pooled container.
 CONTAINER_FIELDS = ("memory_bytes", "cpus", "pids", "scratch_bytes", "open_files", "file_size_bytes", "network")
 START_TIMEOUT_S = 60.0
@@ -75,45 +74,31 @@ class _Warm:
         self.reader = threading.Thread(target=self._read, daemon=True, name=f"warm-{name}")
         self.reader.start()
 
-    def _recv_exact(self, n: int) -> bytes:
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = self.sock.recv(min(n - len(buf), 1 << 16))
-            if not chunk:
-                raise EOFError
-            buf += chunk
-        return bytes(buf)
-
     def _read(self) -> None:
         pending = bytearray()
-        try:
-            while True:
-                kind, size = _HEADER.unpack(self._recv_exact(_HEADER.size))
-                data = self._recv_exact(size)
-                with self.cond:
-                    if kind == 2:
-                        room = self.cap - len(self.err)
-                        self.err += data[: max(room, 0)]
-                        self.limited |= len(data) > room
-                        continue
-                    pending += data
-                    while b"\n" in pending:
-                        line, _, rest = bytes(pending).partition(b"\n")
-                        pending = bytearray(rest)
-                        if line == READY:
-                            self.ready = True
-                        elif line.startswith(RESULT):
-                            self.result = line
-                        elif len(self.out) < self.cap:
-                            self.out += line[: self.cap - len(self.out)] + b"\n"
-                        else:
-                            self.limited = True
-                    if len(pending) > self.cap:  # an endless line: no result can be in it
+        for kind, data in pieces(self.sock):
+            with self.cond:
+                if kind == STDERR:
+                    room = self.cap - len(self.err)
+                    self.err += data[: max(room, 0)]
+                    self.limited |= len(data) > room
+                    continue
+                pending += data
+                while b"\n" in pending:
+                    line, _, rest = bytes(pending).partition(b"\n")
+                    pending = bytearray(rest)
+                    if line == READY:
+                        self.ready = True
+                    elif line.startswith(RESULT):
+                        self.result = line
+                    elif len(self.out) < self.cap:
+                        self.out += line[: self.cap - len(self.out)] + b"\n"
+                    else:
                         self.limited = True
-                        pending.clear()
-                    self.cond.notify_all()
-        except (EOFError, OSError, struct.error):
-            pass
+                if len(pending) > self.cap:  # an endless line: no result can be in it
+                    self.limited = True
+                    pending.clear()
+                self.cond.notify_all()
         with self.cond:
             self.eof = True
             self.cond.notify_all()
@@ -241,9 +226,7 @@ class WarmPool(SandboxBackend):
         image_id = self.image_id(self.image)
         name = f"verifier-pool-{uuid.uuid4().hex[:12]}"
         job = SandboxJob(image=self.image, command=(), limits=self.limits, mode="launcher")
-        kwargs = container_kwargs(
-            job, owner_labels({"org.verifier.pool": self.isolation, LABEL_POOL_ID: self.pool_id})
-        )
+        kwargs = container_kwargs(job, owner_labels({"org.verifier.pool": self.isolation, LABEL_POOL_ID: self.pool_id}))
         host_config = api.create_host_config(**kwargs.pop("host_config"))
         command = [*SERVER_COMMAND, str(self.max_uses), "--preload", self.preload or ","]
         try:
