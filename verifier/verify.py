@@ -320,6 +320,10 @@ class Verifier:
             **common,
         )
 
+    def fail_closed(self, status: Status, reason: str) -> Evidence:
+        """Evidence with ok=false for a verification that could not run (e.g. a tool's own failure)."""
+        return self._closed(status, reason, None, None, time.monotonic())
+
     def _closed(
         self,
         status: Status,

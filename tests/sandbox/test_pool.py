@@ -138,3 +138,15 @@ def test_jobs_with_other_limits_run_cold(sandbox_image: str) -> None:
         other = Verifier(backend=v.backend, image=sandbox_image, limits=Limits(memory_bytes=300 * 1024**2))
         assert other.check(EXAMPLE / "good.py", SUITE).ok
         assert v.backend.stats.cold_fallbacks == 1  # type: ignore[attr-defined]
+
+
+def test_idle_pool_releases_its_containers_and_comes_back(
+    sandbox_image: str, docker_client: docker.DockerClient
+) -> None:
+    from verifier.sandbox.pool import WarmPool
+
+    with WarmPool(image=sandbox_image, limits=LIMITS, size=1, policy="reuse", idle_timeout_s=1.0) as pool:
+        pool.warm_up()
+        assert wait_for(lambda: ours(docker_client) == [], 15), "idle containers were not released"
+        v = Verifier(backend=pool, image=sandbox_image, limits=LIMITS)
+        assert v.check(EXAMPLE / "good.py", SUITE).ok  # demand brings a container back

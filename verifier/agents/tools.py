@@ -105,12 +105,8 @@ class EvidenceTool:
             try:
                 ev = self.verifier.check(source, self.suite)
             except Exception as exc:  # noqa: BLE001 - a bug or a broken engine must not end the grading run
-                ev = self.verifier._closed(  # noqa: SLF001 - the façade's own fail-closed constructor
-                    Status.INFRA_ERROR,
-                    f"the evidence tool failed: {exc.__class__.__name__}: {exc}",
-                    None,
-                    None,
-                    started,
+                ev = self.verifier.fail_closed(
+                    Status.INFRA_ERROR, f"the evidence tool failed: {exc.__class__.__name__}: {exc}"
                 )
         ev = ev.model_copy(update={"candidate_is_latest": is_latest})
         if self.recorder is not None:

@@ -145,6 +145,7 @@ class WarmPool(SandboxBackend):
         max_uses: int = 200,
         client: docker.DockerClient | None = None,
         preload: str = "pytest,hypothesis",
+        idle_timeout_s: float | None = 600.0,
     ) -> None:
         if size < 1:
             raise ValueError("pool size must be at least 1")
@@ -156,6 +157,8 @@ class WarmPool(SandboxBackend):
         self.isolation = policy
         self.max_uses = 1 if policy == "fresh" else max_uses
         self.preload = preload
+        #: Idle containers older than this are removed (and restarted on the next demand).
+        self.idle_timeout_s = idle_timeout_s
         self._client = client
         self._cold = DockerBackend(client)
         self._idle: queue.Queue[_Warm] = queue.Queue()
@@ -169,9 +172,12 @@ class WarmPool(SandboxBackend):
         #: ones whose removal failed while the engine was down or restarting.
         self.pool_id = uuid.uuid4().hex
         self.stats = PoolStats()
+        self._demand = time.monotonic()
         atexit.register(self.close)
         for _ in range(size):
             self._start_async()
+        if idle_timeout_s is not None:
+            threading.Thread(target=self._janitor, daemon=True, name="warm-janitor").start()
 
     # -- the engine ---------------------------------------------------------------
     @property
@@ -262,7 +268,23 @@ class WarmPool(SandboxBackend):
             and all(getattr(job.limits, f) == getattr(self.limits, f) for f in CONTAINER_FIELDS)
         )
 
+    def _janitor(self) -> None:
+        """Release idle containers when the pool has not been used for idle_timeout_s."""
+        assert self.idle_timeout_s is not None
+        period = max(0.05, min(self.idle_timeout_s / 4, 5.0))
+        while not self._closed:
+            time.sleep(period)
+            if time.monotonic() - self._demand < self.idle_timeout_s:
+                continue
+            while True:
+                try:
+                    warm = self._idle.get_nowait()
+                except queue.Empty:
+                    break
+                self._destroy(warm)
+
     def _acquire(self) -> _Warm:
+        self._demand = time.monotonic()
         deadline = time.monotonic() + ACQUIRE_TIMEOUT_S
         while time.monotonic() < deadline:
             if self._closed:
