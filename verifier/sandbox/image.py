@@ -123,8 +123,7 @@ def build(
     kind = resolve_base(base)
     tag = image_tag(kind)
     if not force and find_image(client, kind) is not None:
-        say(f"image {tag} is up to date (recipe digest matches); nothing to build")
-        return tag, False
+        return tag, False  # up to date: an image with this recipe digest exists
     base_image = REGISTRY_BASE if kind == "registry" else _ensure_debootstrap_base(client, say)
     with tempfile.TemporaryDirectory(prefix="verifier-build-") as tmp:
         ctx = Path(tmp)
