@@ -192,3 +192,29 @@ def test_offline_example_script_accepts(sandbox_image: str) -> None:
     assert outcome["accepted"] is True
     assert outcome["verdicts"] == ["needs_revision", "satisfied"]
     assert set(outcome) >= {"candidate_sha256", "evidence_id", "grading_run_id"}
+
+
+def test_progress_follows_stream_events_v3(verifier: Verifier) -> None:
+    """The seed's way to watch grading: stream_events(version="v3") with CustomTransformer."""
+    from io import StringIO
+
+    from langgraph.stream import CustomTransformer
+    from rich.console import Console
+
+    from verifier.agents.progress import GradingProgress
+
+    rubric = verified_rubric(model=ScriptedChatModel(responder=honest), suite=SUITE, verifier=verifier)
+    agent = create_deep_agent(model=worker(BUGGY, GOOD), middleware=[rubric.middleware], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": uuid.uuid4().hex}}
+    stream = agent.stream_events(
+        {"messages": [HumanMessage("Write find_duplicates.")], "rubric": "- tests pass\n- task met"},
+        config,
+        version="v3",
+        transformers=[CustomTransformer],
+    )
+    out = StringIO()
+    progress = GradingProgress(Console(file=out, width=200))
+    progress.follow(stream.custom)
+    assert progress.verdicts == ["needs_revision", "satisfied"]
+    assert "round 1: satisfied" in out.getvalue()
+    assert rubric.decide(agent.get_state(config).values).accepted
