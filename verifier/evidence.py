@@ -35,6 +35,37 @@ class Status(StrEnum):
     OUTPUT_LIMIT = "output_limit"
     INVALID_INPUT = "invalid_input"
     INFRA_ERROR = "infra_error"
+    OVERLOADED = "overloaded"
+
+
+class Fault(StrEnum):
+    """Whose doing a status is. Only `candidate` statuses are verdicts on the candidate."""
+
+    NONE = "none"
+    CANDIDATE = "candidate"
+    INPUT = "input"
+    VERIFIER = "verifier"
+    HOST = "host"
+
+
+#: The one mapping from status to fault. `infra_error` and `overloaded` are never verdicts:
+#: they are not cached, and batches retry them.
+STATUS_FAULT: dict[Status, Fault] = {
+    Status.PASSED: Fault.NONE,
+    Status.FAILED: Fault.CANDIDATE,
+    Status.ERROR: Fault.CANDIDATE,
+    Status.TIMEOUT: Fault.CANDIDATE,
+    Status.OOM: Fault.CANDIDATE,
+    Status.OUTPUT_LIMIT: Fault.CANDIDATE,
+    Status.INVALID_INPUT: Fault.INPUT,
+    Status.INFRA_ERROR: Fault.VERIFIER,
+    Status.OVERLOADED: Fault.HOST,
+}
+
+
+def is_verdict(status: Status) -> bool:
+    """Whether `status` is a fact about the candidate (may be cached and reused)."""
+    return STATUS_FAULT[status] in (Fault.NONE, Fault.CANDIDATE)
 
 
 class FailureKind(StrEnum):
@@ -103,6 +134,11 @@ class Evidence(BaseModel):
         description="True only when every collected test (at least one) ran against this candidate and passed."
     )
     status: Status
+    fault: Fault = Field(
+        Fault.NONE,
+        description="Whose doing the status is: none (passed), candidate, input (the caller's), verifier "
+        "(our infrastructure) or host (too loaded to judge). Derived from status.",
+    )
     reason: str = Field(description="One trusted sentence saying why ok is what it is.")
     candidate_sha256: str
     suite_sha256: str
@@ -122,13 +158,26 @@ class Evidence(BaseModel):
     candidate_output_untrusted: str = Field("", description="The candidate's stdout+stderr, truncated.")
     candidate_output_truncated: bool = False
     verifier_version: str
+    node: str | None = Field(None, description="The machine (or Ray node) whose sandbox ran the candidate.")
+    attempts: int = Field(
+        1, ge=1, description="Sandbox runs it took; more than 1 when our infrastructure failed and the run was retried."
+    )
     cached: bool = Field(False, description="Served from an evidence store instead of re-running.")
     candidate_is_latest: bool | None = Field(
         None, description="Set by agent tools: whether this candidate is the latest one of the run."
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _fault_from_status(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "fault" not in data and "status" in data:
+            data = {**data, "fault": STATUS_FAULT[Status(data["status"])]}
+        return data
+
     @model_validator(mode="after")
     def _ok_means_proven(self) -> Evidence:
+        if self.fault is not STATUS_FAULT[self.status]:
+            raise ValueError(f"status {self.status.value} is the fault of {STATUS_FAULT[self.status].value}")
         c = self.counts
         proven = (
             self.status is Status.PASSED

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 MiB = 1024**2
@@ -50,3 +52,8 @@ class Limits(BaseModel):
     open_files: int = Field(DEFAULT_OPEN_FILES, ge=32, description="RLIMIT_NOFILE inside the container.")
     file_size_bytes: int = Field(DEFAULT_FILE_SIZE_BYTES, ge=1024, description="RLIMIT_FSIZE inside the container.")
     network: str = Field("none", pattern="^none$", description="Network of the container: only 'none' is supported.")
+    runtime: Literal["runc", "gvisor"] = Field(
+        "runc",
+        description="Container runtime: runc (the engine's default) or gvisor (runsc, a user-space kernel "
+        "between the candidate and the host). Part of the evidence id: a verdict under one is not one under the other.",
+    )

@@ -23,6 +23,9 @@ TRUSTED_DIR = "/run/trusted"
 #: The candidate's scratch dir (launcher jobs); the plain jobs' scratch dir.
 SCRATCH_DIR = "/tmp"
 
+#: The name gVisor's runsc is registered under in the engine's daemon.json.
+GVISOR_RUNTIME = "runsc"
+
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -73,6 +76,8 @@ def container_kwargs(job: SandboxJob, labels: Mapping[str, str]) -> dict[str, An
         "log_config": LogConfig(type=LogConfig.types.NONE),
         "auto_remove": False,  # we remove it ourselves after reading its state
     }
+    if limits.runtime == "gvisor":
+        host_config["runtime"] = GVISOR_RUNTIME  # never a silent fall-back: an unknown runtime fails the create
     return {
         "user": user,
         "environment": {"PATH": SAFE_PATH, "HOME": SCRATCH_DIR, "LANG": "C.UTF-8"},

@@ -159,12 +159,17 @@ def build(
                     say(line)
         except docker.errors.DockerException as exc:
             raise SandboxUnavailable(f"image build failed: {exc}") from exc
-    _prune_superseded(client, keep=tag, say=say)
+    if os.environ.get("VERIFIER_IMAGE_PRUNE", "1") != "0":
+        _prune_superseded(client, keep=tag, say=say)
     return tag, True
 
 
 def _prune_superseded(client: docker.DockerClient, *, keep: str, say: Progress) -> None:
-    """Remove sandbox images of older recipes (nothing left behind); images in use stay."""
+    """Remove sandbox images of older recipes (nothing left behind); images in use stay.
+
+    Set VERIFIER_IMAGE_PRUNE=0 where several checkouts of verifier share one engine (each
+    builds the image of its own recipe and must not remove the others').
+    """
     for img in client.api.images(name=IMAGE_REPO):
         tags = [t for t in img.get("RepoTags") or [] if t != keep]
         for old in tags:

@@ -45,7 +45,16 @@ SERVER_COMMAND = ("python3", "-I", "-B", "-m", "verifier_runner.launch", "--max-
 READY = b"VERIFIER-READY"
 RESULT = b"VERIFIER-RESULT "
 #: Container-level fields: a job must match them to run in a pooled container.
-CONTAINER_FIELDS = ("memory_bytes", "cpus", "pids", "scratch_bytes", "open_files", "file_size_bytes", "network")
+CONTAINER_FIELDS = (
+    "memory_bytes",
+    "cpus",
+    "pids",
+    "scratch_bytes",
+    "open_files",
+    "file_size_bytes",
+    "network",
+    "runtime",
+)
 START_TIMEOUT_S = 60.0
 SWEEP_TIMEOUT_S = 30.0
 LABEL_POOL_ID = "org.verifier.pool-id"
