@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import secrets
+import socket
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -34,6 +35,7 @@ from verifier.limits import Limits
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
 from verifier.suite import Suite, load_suite
 
+_THIS_NODE = socket.gethostname()
 LAUNCH_COMMAND = ("python3", "-I", "-B", "-m", "verifier_runner.launch", "--max-jobs", "1")
 MAX_FAILURES = 50
 #: Host-side slack past the in-container budget, for container start and result reporting.
@@ -233,6 +235,7 @@ class Verifier:
             "hypothesis": HypothesisSettings(max_examples=suite.max_examples),
             "isolation": self.backend.isolation,
             "runner": suite.runner,
+            "node": raw.node or _THIS_NODE,
         }
         if result is not None and "sandbox_error" in result:
             reason = f"the sandbox failed: {result['sandbox_error']}"

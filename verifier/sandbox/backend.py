@@ -54,6 +54,8 @@ class RawRun:
     image_id: str
     container_id: str
     queue_s: float = 0.0
+    #: The machine (or cluster node) whose engine ran the job; None: this one.
+    node: str | None = None
 
 
 class SandboxBackend(ABC):
