@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-import os
+import json
 import shutil
 from pathlib import Path
 
@@ -11,6 +11,9 @@ import pytest
 
 from tests.conftest import EXAMPLE, SUITE
 from verifier import FailureKind, Limits, Status, Verifier
+from verifier.errors import HostOverloaded
+from verifier.runner.protocol import Counts, JobResult, format_result_line
+from verifier.sandbox.backend import RawRun, SandboxJob
 from verifier.sandbox.docker_engine import DockerBackend
 from verifier.sandbox.fake import FakeBackend, raw_run
 
@@ -118,43 +121,66 @@ def test_docker_unavailable_is_infra_error() -> None:
     assert "sandbox unavailable" in ev.reason
 
 
+def _nonce(job: SandboxJob) -> str:
+    return str(json.loads(job.stdin.split(b"\n", 1)[0])["nonce"])
+
+
 def test_a_run_without_a_result_line_fails_closed() -> None:
     """Fake sandboxes: whatever the container printed, no nonce-bound result means no pass."""
-    forged = (
-        b'VERIFIER-RESULT deadbeef {"exit_code":0,"counts":{"expected":1,"passed":1,"failed":0,'
-        b'"errors":0,"skipped":0},"failures":[]}\n'
-    )
+    forged = format_result_line("deadbeef", False, JobResult(runner="pytest", exit_code=0, counts=Counts(1, 1)))
     cases = [
         (raw_run(forged), Status.INFRA_ERROR),
         (raw_run(b"16 passed in 0.1s\n"), Status.INFRA_ERROR),
         (raw_run(b"", timed_out=True, exit_code=None), Status.TIMEOUT),
         (raw_run(b"", oom_killed=True, exit_code=137), Status.OOM),
+        (raw_run(b"x" * 100, output_limited=True, truncated=True, exit_code=137), Status.OUTPUT_LIMIT),
     ]
     for raw, status in cases:
         ev = Verifier(backend=FakeBackend(lambda job, raw=raw: raw), image="x").check(EXAMPLE / "good.py", SUITE)
         assert not ev.ok and ev.status is status
 
 
+def answering(counts: Counts) -> FakeBackend:
+    def handler(job: SandboxJob) -> RawRun:
+        result = JobResult(runner="pytest", exit_code=0, counts=counts)
+        return raw_run(format_result_line(_nonce(job), False, result))
+
+    return FakeBackend(handler)
+
+
 def test_zero_tests_or_skips_never_pass() -> None:
-    def answer(counts: dict[str, int]) -> FakeBackend:
-        def handler(job: object) -> object:
-            nonce = job.stdin.split(b'"nonce": "')[1].split(b'"')[0].decode()  # type: ignore[attr-defined]
-            payload = {"exit_code": 0, "counts": counts, "failures": []}
-            import json
-
-            return raw_run(f"VERIFIER-RESULT {nonce} {json.dumps(payload)}\n".encode())
-
-        return FakeBackend(handler)  # type: ignore[arg-type]
-
-    ok = {"expected": 2, "passed": 2, "failed": 0, "errors": 0, "skipped": 0}
-    assert Verifier(backend=answer(ok), image="x").check(EXAMPLE / "good.py", SUITE).ok
-    for bad in (
-        {**ok, "expected": 0, "passed": 0},
-        {**ok, "passed": 1, "skipped": 1},
-        {**ok, "expected": 3},
-    ):
-        ev = Verifier(backend=answer(bad), image="x").check(EXAMPLE / "good.py", SUITE)
+    ok = Counts(expected=2, passed=2)
+    assert Verifier(backend=answering(ok), image="x").check(EXAMPLE / "good.py", SUITE).ok
+    for bad in (Counts(), Counts(expected=2, passed=1, skipped=1), Counts(expected=3, passed=2)):
+        ev = Verifier(backend=answering(bad), image="x").check(EXAMPLE / "good.py", SUITE)
         assert not ev.ok, bad
+
+
+def test_refused_input_names_the_bytes_it_refused(tmp_path: Path) -> None:
+    v = Verifier(backend=FakeBackend(lambda job: pytest.fail("must not run")), image="unused")
+    for data in (b"", b"x = 1\x00", b"x = '\xff'", b"#" * (2 * 1024**2)):
+        path = tmp_path / "c.py"
+        path.write_bytes(data)
+        ev = v.check(path, SUITE)
+        assert ev.status is Status.INVALID_INPUT
+        assert ev.candidate_sha256 == hashlib.sha256(data).hexdigest()
+        assert ev.suite_sha256 == ""  # the suite was not read: nothing to name
+    bad_suite = tmp_path / "suite"
+    bad_suite.mkdir()
+    (bad_suite / "test_a.py").write_text("def test_a(): pass\n")
+    (bad_suite / "suite.toml").write_text("[limits]\ntimeout = 3\n")
+    ev = v.check(EXAMPLE / "good.py", bad_suite)
+    assert ev.status is Status.INVALID_INPUT and "unknown key 'timeout'" in ev.reason
+    assert ev.candidate_sha256 == hashlib.sha256((EXAMPLE / "good.py").read_bytes()).hexdigest()
+    assert len(ev.suite_sha256) == 64
+
+
+def test_a_busy_host_is_overloaded_not_the_candidates_fault() -> None:
+    def busy(job: SandboxJob) -> RawRun:
+        raise HostOverloaded("no sandbox slot came free")
+
+    ev = Verifier(backend=FakeBackend(busy), image="x").check(EXAMPLE / "good.py", SUITE)
+    assert ev.status is Status.OVERLOADED and ev.fault.value == "host" and not ev.ok
 
 
 @docker
@@ -162,4 +188,5 @@ def test_limits_are_recorded(sandbox_image: str) -> None:
     limits = Limits(timeout_s=45, memory_bytes=300 * 1024**2)
     ev = Verifier(image=sandbox_image, limits=limits).check(EXAMPLE / "good.py", SUITE)
     assert ev.limits == limits
-    assert os.environ.get("VERIFIER_TEST_NEVER_SET") is None
+    default = Verifier(image=sandbox_image).planned_evidence_id(EXAMPLE / "good.py", SUITE)
+    assert default is not None and ev.evidence_id != default  # limits are part of what was proven

@@ -6,6 +6,7 @@ The tree::
       + InvalidInput              the caller's input is unusable (bad candidate, bad suite)
       + SandboxUnavailable        the sandbox could not run at all (no engine, no image)
         - ImageNotFound           the sandbox image for this recipe is not built
+      + HostOverloaded            this machine was too busy to run the job fairly (not the candidate's doing)
 
 A *verdict* is never an exception: a candidate that fails, hangs or crashes yields an
 `Evidence` with ``ok: false``. These exceptions mean "no verdict could be produced",
@@ -20,7 +21,15 @@ class VerifierError(Exception):
 
 
 class InvalidInput(VerifierError):
-    """The candidate or suite given by the caller cannot be verified as it is."""
+    """The candidate or suite given by the caller cannot be verified as it is.
+
+    `sha256` names the bytes that were refused (the candidate's, or the suite tree's digest)
+    when there were any to read, so a refusal is bound to content like any other evidence.
+    """
+
+    def __init__(self, message: str, *, sha256: str = "") -> None:
+        super().__init__(message)
+        self.sha256 = sha256
 
 
 class SandboxUnavailable(VerifierError):
@@ -29,3 +38,7 @@ class SandboxUnavailable(VerifierError):
 
 class ImageNotFound(SandboxUnavailable):
     """The sandbox image for the current recipe is not built."""
+
+
+class HostOverloaded(VerifierError):
+    """The machine was too busy to run the job fairly: no sandbox slot came free in time."""

@@ -1,32 +1,127 @@
 """A suite: a folder of ordinary pytest files that `import solution`, plus an optional
-`suite.toml`. Loaded once into memory; the host's files are only ever read."""
+`suite.toml` manifest. Loaded once into memory; the host's files are only ever read.
+
+The manifest is a pydantic model (`Manifest`, unknown keys refused), validated once when the
+suite loads, with errors that name the file, the key and what is allowed.
+"""
 
 from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from verifier.errors import InvalidInput
 from verifier.hashing import tree_sha256
+from verifier.limits import Limits
+from verifier.runner.suite_files import is_test_file
 
 MAX_SUITE_BYTES = 8 * 1024**2
 MANIFEST = "suite.toml"
 _SKIP_DIRS = {"__pycache__", ".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache", ".git"}
 
 
+class HypothesisManifest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_examples: int = Field(100, ge=1, le=100_000, description="Examples per property test.")
+
+
+class Manifest(BaseModel):
+    """`suite.toml`: every key optional."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str | None = Field(None, description="A name for reports (default: the folder's name).")
+    module: str = Field("solution", description="The module name the tests import the candidate as.")
+    runner: Literal["pytest", "direct"] = Field(
+        "pytest", description="pytest, or direct: plain test_* functions called without pytest's start-up cost."
+    )
+    candidate_process: Literal["per-test", "per-run"] = Field(
+        "per-test",
+        description="per-test: a fresh candidate process on a wiped scratch space for every test (default); "
+        "per-run: one process serves every test of the run (faster, but the candidate can keep state).",
+    )
+    limits: dict[str, Any] = Field(default_factory=dict, description="Any field of Limits.")
+    hypothesis: HypothesisManifest = HypothesisManifest()
+
+    @field_validator("module")
+    @classmethod
+    def _identifier(cls, value: str) -> str:
+        if not value.isidentifier():
+            raise ValueError("must be a Python identifier")
+        return value
+
+    @field_validator("limits")
+    @classmethod
+    def _known_limits(cls, value: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(value) - set(Limits.model_fields))
+        if unknown:
+            raise ValueError(f"unknown key {unknown[0]!r}; allowed: {', '.join(Limits.model_fields)}")
+        try:  # each value, with Limits' own rules
+            Limits.model_validate({**Limits().model_dump(), **value})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            key = ".".join(str(part) for part in first["loc"])
+            raise ValueError(f"{key}: {first['msg']} (got {first.get('input')!r})") from None
+        return value
+
+
+def _explain(error: ValidationError, where: str) -> str:
+    first = error.errors()[0]
+    key = ".".join(str(part) for part in first["loc"] if part != "__root__")
+    msg = str(first["msg"]).removeprefix("Value error, ")
+    if first["loc"] == ("limits",):
+        return f"{where}: [limits] {msg}"
+    if first["type"] == "extra_forbidden":
+        section = first["loc"][0] if len(first["loc"]) > 1 else None
+        model: type[BaseModel] = HypothesisManifest if section == "hypothesis" else Manifest
+        return f"{where}: unknown key {key!r}; allowed: {', '.join(model.model_fields)}"
+    if first["type"] == "literal_error":
+        return f"{where}: {key}: {msg}"
+    value = first.get("input")
+    shown = f" (got {value!r})" if not isinstance(value, dict) else ""
+    return f"{where}: {key}: {msg}{shown}"
+
+
+def parse_manifest(text: bytes, where: str = MANIFEST) -> Manifest:
+    """Validate a suite.toml. Raises InvalidInput naming the file, the key and what is allowed."""
+    try:
+        raw = tomllib.loads(text.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{where} is not valid TOML: {exc}") from exc
+    try:
+        return Manifest.model_validate(raw)
+    except ValidationError as exc:
+        raise InvalidInput(_explain(exc, where)) from None
+
+
 @dataclass(frozen=True)
 class Suite:
-    """The trusted tests, as bytes, with their manifest's settings."""
+    """The trusted tests, as bytes, with their manifest."""
 
     files: dict[str, bytes]
-    module: str = "solution"
-    limits: dict[str, Any] = field(default_factory=dict)
-    max_examples: int = 100
+    manifest: Manifest = field(default_factory=Manifest)
     name: str = "suite"
-    #: "pytest" (default) or "direct": call plain `test_*` functions without pytest start-up cost.
-    runner: str = "pytest"
+
+    @property
+    def module(self) -> str:
+        return self.manifest.module
+
+    @property
+    def runner(self) -> Literal["pytest", "direct"]:
+        return self.manifest.runner
+
+    @property
+    def max_examples(self) -> int:
+        return self.manifest.hypothesis.max_examples
+
+    @property
+    def candidate_process(self) -> Literal["per-test", "per-run"]:
+        return self.manifest.candidate_process
 
     @property
     def uses_hypothesis(self) -> bool:
@@ -38,12 +133,28 @@ class Suite:
 
     @property
     def test_files(self) -> list[str]:
-        return [p for p in self.files if _is_test_file(p)]
+        return [p for p in self.files if is_test_file(p)]
+
+    def limits(self, base: Limits) -> Limits:
+        """`base` with this suite's [limits] applied, validated as a whole."""
+        if not self.manifest.limits:
+            return base
+        return Limits.model_validate({**base.model_dump(), **self.manifest.limits})
 
 
-def _is_test_file(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+def _read_tree(root: Path) -> tuple[dict[str, bytes], bool]:
+    """(files, complete): complete is False when the tree is over MAX_SUITE_BYTES (files then
+    holds every file, so the refusal can name the tree's digest)."""
+    files: dict[str, bytes] = {}
+    total = 0
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root)
+        if any(part in _SKIP_DIRS for part in rel.parts) or p.suffix == ".pyc" or not p.is_file():
+            continue
+        data = p.read_bytes()
+        total += len(data)
+        files[rel.as_posix()] = data
+    return files, total <= MAX_SUITE_BYTES
 
 
 def load_suite(path: Path | str) -> Suite:
@@ -53,35 +164,15 @@ def load_suite(path: Path | str) -> Suite:
         raise InvalidInput(f"suite folder {root} does not exist")
     if not root.is_dir():
         raise InvalidInput(f"suite {root} is not a folder")
-    files: dict[str, bytes] = {}
-    total = 0
-    for p in sorted(root.rglob("*")):
-        rel = p.relative_to(root)
-        if any(part in _SKIP_DIRS for part in rel.parts) or p.suffix == ".pyc" or not p.is_file():
-            continue
-        data = p.read_bytes()
-        total += len(data)
-        if total > MAX_SUITE_BYTES:
-            raise InvalidInput(f"suite {root} is larger than {MAX_SUITE_BYTES // 1024**2} MiB")
-        files[rel.as_posix()] = data
-    manifest: dict[str, Any] = {}
-    if MANIFEST in files:
-        try:
-            manifest = tomllib.loads(files[MANIFEST].decode("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidInput(f"{root / MANIFEST} is not valid TOML: {exc}") from exc
-    suite = Suite(
-        files=files,
-        module=str(manifest.get("module", "solution")),
-        limits=dict(manifest.get("limits", {})),
-        max_examples=int(manifest.get("hypothesis", {}).get("max_examples", 100)),
-        name=str(manifest.get("name", root.resolve().name)),
-        runner=str(manifest.get("runner", "pytest")),
-    )
-    if suite.runner not in ("pytest", "direct"):
-        raise InvalidInput(f"{MANIFEST}: runner must be 'pytest' or 'direct', not {suite.runner!r}")
-    if not suite.module.isidentifier():
-        raise InvalidInput(f"{MANIFEST}: module {suite.module!r} is not a Python identifier")
+    files, complete = _read_tree(root)
+    digest = tree_sha256(files)
+    if not complete:
+        raise InvalidInput(f"suite {root} is larger than {MAX_SUITE_BYTES // 1024**2} MiB", sha256=digest)
+    try:
+        manifest = parse_manifest(files[MANIFEST], str(root / MANIFEST)) if MANIFEST in files else Manifest()
+    except InvalidInput as exc:
+        raise InvalidInput(str(exc), sha256=digest) from None
+    suite = Suite(files=files, manifest=manifest, name=manifest.name or root.resolve().name)
     if not any(files[p].strip() for p in suite.test_files):
-        raise InvalidInput(f"suite {root} has no tests (no non-empty test_*.py or *_test.py file)")
+        raise InvalidInput(f"suite {root} has no tests (no non-empty test_*.py or *_test.py file)", sha256=digest)
     return suite

@@ -1,15 +1,12 @@
 """The Verifier façade: candidate + suite -> Evidence.
 
-The one place where everything that can go wrong becomes fail-closed evidence: bad
-input (status invalid_input), an unavailable sandbox (infra_error), a run that ended
-without the trusted side's result (infra_error, timeout, oom), and the trusted result
-itself (passed only when every collected test passed).
+The one place where everything that can go wrong becomes fail-closed evidence: bad input
+(invalid_input), an unavailable sandbox (infra_error), a machine too busy to run the job
+(overloaded), and every run, judged by `verifier.verdict.judge`.
 """
 
 from __future__ import annotations
 
-import base64
-import json
 import secrets
 import socket
 import time
@@ -17,10 +14,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from verifier import __version__
-from verifier.errors import InvalidInput, SandboxUnavailable
+from verifier.errors import HostOverloaded, InvalidInput, SandboxUnavailable
 from verifier.evidence import (
     MAX_UNTRUSTED_CHARS,
-    Counts,
     Durations,
     Evidence,
     Failure,
@@ -30,18 +26,22 @@ from verifier.evidence import (
     truncate,
 )
 from verifier.hashing import evidence_id
-from verifier.inputs import Candidate, read_candidate
+from verifier.inputs import Candidate
 from verifier.limits import Limits
-from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
+from verifier.runner.protocol import OVERLOAD_FACTOR, RESULT_OVERHEAD_BYTES, JobConfig, encode_job, launch_command
+from verifier.sandbox.backend import SandboxBackend, SandboxJob
 from verifier.suite import Suite, load_suite
+from verifier.verdict import Verdict, judge
 
+#: Host-side slack past the in-container backstop, for container start and result reporting.
+HOST_GRACE_S = 30.0
+#: A reply from the candidate process may be at most this fraction of the sandbox's memory:
+#: decoding it must never be what runs the trusted side out of memory.
+REPLY_MEMORY_FRACTION = 64
 _THIS_NODE = socket.gethostname()
-LAUNCH_COMMAND = ("python3", "-I", "-B", "-m", "verifier_runner.launch", "--max-jobs", "1")
-MAX_FAILURES = 50
-#: Host-side slack past the in-container budget, for container start and result reporting.
-HOST_GRACE_S = 5.0
-#: Room for the trusted side's result line on top of the candidate output it carries.
-RESULT_OUTPUT_BYTES = 8 * 1024**2
+
+CandidateInput = Path | Candidate | str | bytes
+SuiteInput = Path | str | Suite
 
 
 class Verifier:
@@ -81,14 +81,7 @@ class Verifier:
 
         limits = limits or Limits()
         image = image or image_tag()
-        pool = WarmPool(
-            image=image,
-            limits=limits,
-            size=size,
-            policy=policy,
-            max_uses=max_uses,
-            preload=preload,
-        )
+        pool = WarmPool(image=image, limits=limits, size=size, policy=policy, max_uses=max_uses, preload=preload)
         return cls(backend=pool, image=image, limits=limits)
 
     @property
@@ -107,6 +100,11 @@ class Verifier:
             self._image = image_tag()
         return self._image
 
+    @property
+    def backend_if_made(self) -> SandboxBackend | None:
+        """The backend, if one was given or made already (never connects to an engine)."""
+        return self._backend
+
     def close(self) -> None:
         if self._backend is not None:
             self._backend.close()
@@ -117,273 +115,164 @@ class Verifier:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def planned_evidence_id(self, candidate: str | bytes | Path, suite: Path | str | Suite) -> str | None:
+    def planned_evidence_id(self, candidate: CandidateInput, suite: SuiteInput) -> str | None:
         """The evidence_id `check` would produce, without running; None for unusable input.
 
         Lets an evidence store serve a result already computed for the same candidate,
         suite, image and limits.
         """
         try:
-            cand = read_candidate(candidate)
+            cand = Candidate.coerce(candidate).validate()
             loaded = suite if isinstance(suite, Suite) else load_suite(suite)
+            limits = loaded.limits(self.limits)
             image_id = self.backend.image_id(self.image)
-        except (InvalidInput, SandboxUnavailable, NotImplementedError):
+        except (InvalidInput, SandboxUnavailable, NotImplementedError, ValueError):
             return None
-        limits = self.limits.model_copy(update=loaded.limits) if loaded.limits else self.limits
         return evidence_id(
             candidate_sha256=cand.sha256, suite_sha256=loaded.sha256, image_id=image_id, limits=limits.model_dump()
         )
 
     # ------------------------------------------------------------------------------
-    def check(self, candidate: str | bytes | Path, suite: Path | str | Suite) -> Evidence:
-        """Verify `candidate` (a Path to a file, or source as str/bytes) against `suite`.
+    def check(self, candidate: CandidateInput, suite: SuiteInput) -> Evidence:
+        """Verify `candidate` against `suite`.
 
-        Never raises for a bad candidate, a bad suite or a broken sandbox: the evidence
-        says what happened (status invalid_input / infra_error), with ok false.
+        Args:
+            candidate: a `Path` to the file, a `Candidate` (`Candidate.from_text(source)`), or the
+                source itself as str/bytes. A str that looks like a file name raises TypeError.
+            suite: a suite folder (Path or str) or a loaded `Suite`.
+
+        Never raises for a bad candidate, a bad suite or a broken sandbox: the evidence says
+        what happened (status invalid_input / infra_error / overloaded), with ok false.
         """
         started = time.monotonic()
-        cand: Candidate | None = None
-        loaded: Suite | None = None
+        fields = _Fields(self, started)
         try:
-            cand = read_candidate(candidate)
+            cand = Candidate.coerce(candidate)
+            fields.candidate_sha256 = cand.sha256
+            cand.validate()
+        except InvalidInput as exc:
+            fields.candidate_sha256 = exc.sha256 or fields.candidate_sha256
+            return fields.closed(Status.INVALID_INPUT, str(exc))
+        try:
             loaded = suite if isinstance(suite, Suite) else load_suite(suite)
         except InvalidInput as exc:
-            return self._closed(Status.INVALID_INPUT, str(exc), cand, loaded, started)
-        limits = self.limits.model_copy(update=loaded.limits) if loaded.limits else self.limits
+            fields.suite_sha256 = exc.sha256
+            return fields.closed(Status.INVALID_INPUT, str(exc))
+        fields.suite_sha256 = loaded.sha256
+        fields.suite = loaded
+        try:
+            limits = fields.limits = loaded.limits(self.limits)
+        except ValueError as exc:
+            return fields.closed(Status.INVALID_INPUT, f"the suite's limits are invalid: {exc}")
         syntax = cand.syntax_error()
         if syntax is not None:
+            where, what = syntax
             failure = Failure(
                 test_id="<candidate>",
                 kind=FailureKind.SYNTAX_ERROR,
-                message=f"syntax error at {syntax}",
+                message=f"syntax error at {where}",
+                detail_untrusted=what,
             )
-            return self._closed(
-                Status.ERROR,
-                f"the candidate has a syntax error at {syntax}",
-                cand,
-                loaded,
-                started,
-                limits=limits,
-                failures=[failure],
-            )
-        try:
-            job, nonce = self._job(cand, loaded, limits)
-            raw = self.backend.run(job)
-        except SandboxUnavailable as exc:
-            return self._closed(
-                Status.INFRA_ERROR,
-                f"sandbox unavailable: {exc}",
-                cand,
-                loaded,
-                started,
-                limits=limits,
-            )
-        return self._from_run(raw, nonce, cand, loaded, limits, started)
-
-    def _job(self, cand: Candidate, suite: Suite, limits: Limits) -> tuple[SandboxJob, str]:
+            return fields.closed(Status.ERROR, f"the candidate has a syntax error at {where}", failures=[failure])
         nonce = secrets.token_hex(16)
-        suite_blob = json.dumps({"files": {p: base64.b64encode(b).decode() for p, b in suite.files.items()}}).encode()
-        header = {
-            "version": 1,
-            "nonce": nonce,
-            "module": suite.module,
-            "candidate_bytes": len(cand.source),
-            "suite_bytes": len(suite_blob),
-            "config": {
-                "budget_s": limits.timeout_s,
-                "call_timeout_s": limits.call_timeout_s,
-                "output_bytes": limits.output_bytes,
-                "max_examples": suite.max_examples,
-                "runner": suite.runner,
-                "uses_hypothesis": suite.uses_hypothesis,
-            },
-        }
-        stdin = json.dumps(header).encode() + b"\n" + cand.source + suite_blob
-        job_limits = limits.model_copy(
-            update={
-                "timeout_s": limits.timeout_s + HOST_GRACE_S,
-                "output_bytes": limits.output_bytes * 2 + RESULT_OUTPUT_BYTES,
-            }
-        )
-        job = SandboxJob(
-            image=self.image,
-            command=LAUNCH_COMMAND,
-            limits=job_limits,
-            stdin=stdin,
-            mode="launcher",
-        )
-        return job, nonce
-
-    # ------------------------------------------------------------------------------
-    def _from_run(
-        self, raw: RawRun, nonce: str, cand: Candidate, suite: Suite, limits: Limits, started: float
-    ) -> Evidence:
-        result = _parse_result(raw, nonce)
+        try:
+            raw = self.backend.run(self._job(cand, loaded, limits, nonce))
+        except SandboxUnavailable as exc:
+            return fields.closed(Status.INFRA_ERROR, f"sandbox unavailable: {exc}")
+        except HostOverloaded as exc:
+            return fields.closed(Status.OVERLOADED, f"the host was too busy: {exc}")
+        verdict = judge(raw, nonce, limits.output_bytes)
         durations = Durations(
             total_s=time.monotonic() - started,
             queue_s=raw.queue_s,
             sandbox_s=raw.overhead_s,
             # In-container time not spent running tests: interpreter start and imports on a
             # cold container, next to nothing on a warm one.
-            runner_start_s=max(0.0, raw.duration_s - float(result.get("tests_s", 0.0))) if result else 0.0,
-            tests_s=float(result.get("tests_s", 0.0)) if result else 0.0,
+            runner_start_s=max(0.0, raw.duration_s - verdict.tests_s),
+            tests_s=verdict.tests_s,
+            host_wait_s=verdict.host_wait_s,
         )
-        common: dict[str, Any] = {
-            "limits": limits,
-            "image_id": raw.image_id,
-            "durations": durations,
-            "hypothesis": HypothesisSettings(max_examples=suite.max_examples),
-            "isolation": self.backend.isolation,
-            "runner": suite.runner,
-            "node": raw.node or _THIS_NODE,
-        }
-        if result is not None and "sandbox_error" in result:
-            reason = f"the sandbox failed: {result['sandbox_error']}"
-            failure = Failure(test_id="<run>", kind=FailureKind.INFRA, message=truncate(reason))
-            return self._closed(Status.INFRA_ERROR, reason, cand, suite, started, failures=[failure], **common)
-        if result is None:
-            stderr_tail = raw.stderr.decode("utf-8", "replace")[-1500:]
-            if raw.oom_killed:
-                status, reason = (
-                    Status.OOM,
-                    "the sandbox ran out of memory before the tests reported",
-                )
-            elif raw.timed_out:
-                status, reason = (
-                    Status.TIMEOUT,
-                    f"the run exceeded its {limits.timeout_s:g} s limit and was killed",
-                )
-            else:
-                status = Status.INFRA_ERROR
-                reason = f"the trusted runner ended without a result (exit code {raw.exit_code})"
-            failure = Failure(
-                test_id="<run>",
-                kind=FailureKind(status.value if status in (Status.OOM, Status.TIMEOUT) else "infra"),
-                message=reason,
-                detail_untrusted=truncate(stderr_tail, MAX_UNTRUSTED_CHARS),
-            )
-            return self._closed(status, reason, cand, suite, started, failures=[failure], **common)
+        return fields.make(
+            verdict,
+            image_id=raw.image_id,
+            durations=durations,
+            node=raw.node or _THIS_NODE,
+            attempts=raw.attempts,
+        )
 
-        counts = Counts(**result["counts"])
-        failures = [_failure(f) for f in result["failures"][:MAX_FAILURES]]
-        kinds = {f.kind for f in failures}
-        output = str(result.get("candidate_output", ""))
-        out_truncated = int(result.get("candidate_output_bytes", 0)) > len(output.encode())
-        proven = (
-            result.get("exit_code") == 0
-            and counts.expected >= 1
-            and counts.passed == counts.expected
-            and counts.failed == counts.errors == counts.skipped == 0
-            and not failures
-            and not raw.oom_killed
-            and not raw.timed_out
+    def _job(self, cand: Candidate, suite: Suite, limits: Limits, nonce: str) -> SandboxJob:
+        config = JobConfig(
+            budget_s=limits.timeout_s,
+            call_timeout_s=limits.call_timeout_s,
+            output_bytes=limits.output_bytes,
+            reply_bytes=max(64 * 1024, limits.memory_bytes // REPLY_MEMORY_FRACTION),
+            max_examples=suite.max_examples,
+            runner=suite.runner,
+            uses_hypothesis=suite.uses_hypothesis,
+            candidate_process=suite.candidate_process,
         )
-        if proven:
-            status, reason = Status.PASSED, f"all {counts.expected} collected tests passed"
-        elif raw.oom_killed or FailureKind.OOM in kinds:
-            status, reason = Status.OOM, "the candidate ran out of memory"
-        elif raw.timed_out or FailureKind.TIMEOUT in kinds:
-            status, reason = Status.TIMEOUT, "the candidate exceeded a time limit"
-        elif FailureKind.OUTPUT_LIMIT in kinds:
-            status, reason = (
-                Status.OUTPUT_LIMIT,
-                f"the candidate wrote more than {limits.output_bytes} bytes",
-            )
-        elif result.get("import_error") or FailureKind.IMPORT_ERROR in kinds:
-            status, reason = Status.ERROR, "the candidate could not be imported"
-        elif counts.expected == 0:
-            status, reason = Status.ERROR, "no test was collected, so nothing is proven"
-        elif FailureKind.COLLECTION_ERROR in kinds or counts.errors:
-            status, reason = Status.ERROR, f"{counts.errors} test(s) could not run"
-        else:
-            status = Status.FAILED
-            reason = f"{counts.passed} of {counts.expected} tests passed"
-            if counts.skipped:
-                reason += f"; {counts.skipped} skipped, which never counts as a pass"
-        if result.get("import_error") and not any(f.kind is FailureKind.IMPORT_ERROR for f in failures):
-            failures.insert(
-                0,
-                Failure(
-                    test_id="<candidate>",
-                    kind=FailureKind.IMPORT_ERROR,
-                    message="the candidate could not be imported",
-                    detail_untrusted=truncate(str(result["import_error"]), MAX_UNTRUSTED_CHARS),
-                ),
-            )
-        return self._make(
-            ok=status is Status.PASSED,
-            status=status,
-            reason=reason,
-            cand=cand,
-            suite=suite,
-            counts=counts,
-            failures=failures,
-            candidate_output_untrusted=truncate(output, MAX_UNTRUSTED_CHARS),
-            candidate_output_truncated=out_truncated or len(output) > MAX_UNTRUSTED_CHARS,
-            **common,
+        # The host's own deadline comes after the runner's backstop, so the runner (which can
+        # tell a busy host from a slow candidate) normally decides; this kill is the last resort.
+        host_limits = limits.model_copy(
+            update={
+                "timeout_s": max(limits.timeout_s, limits.call_timeout_s) * OVERLOAD_FACTOR + HOST_GRACE_S,
+                "output_bytes": limits.output_bytes * 2 + RESULT_OVERHEAD_BYTES,
+            }
+        )
+        return SandboxJob(
+            image=self.image,
+            command=launch_command(1, "pytest,hypothesis" if suite.runner == "pytest" else ""),
+            limits=host_limits,
+            stdin=encode_job(nonce, suite.module, cand.source, suite.files, config),
+            mode="launcher",
         )
 
     def fail_closed(self, status: Status, reason: str) -> Evidence:
         """Evidence with ok=false for a verification that could not run (e.g. a tool's own failure)."""
-        return self._closed(status, reason, None, None, time.monotonic())
+        return _Fields(self, time.monotonic()).closed(status, reason)
 
-    def _closed(
-        self,
-        status: Status,
-        reason: str,
-        cand: Candidate | None,
-        suite: Suite | None,
-        started: float,
-        **fields: Any,
-    ) -> Evidence:
-        fields.setdefault("limits", self.limits)
-        fields.setdefault("image_id", "")
-        fields.setdefault("durations", Durations(total_s=time.monotonic() - started))
-        return self._make(ok=False, status=status, reason=reason, cand=cand, suite=suite, **fields)
 
-    def _make(self, *, cand: Candidate | None, suite: Suite | None, **fields: Any) -> Evidence:
-        cand_sha = cand.sha256 if cand else ""
-        suite_sha = suite.sha256 if suite else ""
-        limits: Limits = fields["limits"]
+class _Fields:
+    """What one check has learnt so far, and how it becomes Evidence at any point."""
+
+    def __init__(self, verifier: Verifier, started: float) -> None:
+        self.verifier = verifier
+        self.started = started
+        self.candidate_sha256 = ""
+        self.suite_sha256 = ""
+        self.suite: Suite | None = None
+        self.limits = verifier.limits
+
+    def closed(self, status: Status, reason: str, failures: list[Failure] | None = None) -> Evidence:
+        verdict = Verdict(status=status, reason=reason, failures=failures or [])
+        return self.make(verdict, image_id="", durations=Durations(total_s=time.monotonic() - self.started))
+
+    def make(self, verdict: Verdict, **extra: Any) -> Evidence:
+        suite = self.suite
         eid = evidence_id(
-            candidate_sha256=cand_sha,
-            suite_sha256=suite_sha,
-            image_id=fields["image_id"],
-            limits=limits.model_dump(),
+            candidate_sha256=self.candidate_sha256,
+            suite_sha256=self.suite_sha256,
+            image_id=extra["image_id"],
+            limits=self.limits.model_dump(),
         )
+        backend = self.verifier.backend_if_made
         return Evidence(
             evidence_id=eid,
-            candidate_sha256=cand_sha,
-            suite_sha256=suite_sha,
+            ok=verdict.status is Status.PASSED,
+            status=verdict.status,
+            reason=verdict.reason,
+            candidate_sha256=self.candidate_sha256,
+            suite_sha256=self.suite_sha256,
+            counts=verdict.counts,
+            failures=verdict.failures,
+            limits=self.limits,
+            isolation=backend.isolation if backend is not None else "fresh",
+            runner=suite.runner if suite is not None else "pytest",
+            candidate_process=suite.candidate_process if suite is not None else "per-test",
+            hypothesis=HypothesisSettings(max_examples=suite.max_examples if suite is not None else 100),
+            candidate_output_untrusted=truncate(verdict.output, MAX_UNTRUSTED_CHARS),
+            candidate_output_truncated=verdict.output_bytes > len(verdict.output.encode())
+            or len(verdict.output) > MAX_UNTRUSTED_CHARS,
             verifier_version=__version__,
-            **fields,
+            **extra,
         )
-
-
-def _parse_result(raw: RawRun, nonce: str) -> dict[str, Any] | None:
-    """The trusted side's result line, or None. Only a line carrying this run's nonce counts."""
-    prefix = f"VERIFIER-RESULT {nonce} ".encode()
-    for line in reversed(raw.stdout.splitlines()):
-        if line.startswith(prefix):
-            payload = line[len(prefix) :]
-            try:
-                parsed: dict[str, Any] = json.loads(payload)
-            except ValueError:
-                return None
-            return parsed
-    return None
-
-
-def _failure(raw: dict[str, Any]) -> Failure:
-    kind = raw.get("kind", "exception")
-    try:
-        fk = FailureKind(kind)
-    except ValueError:
-        fk = FailureKind.EXCEPTION
-    return Failure(
-        test_id=str(raw.get("test_id", "?"))[:500],
-        kind=fk,
-        message=truncate(str(raw.get("message", ""))),
-        falsifying_example=truncate(str(raw["falsifying_example"])) if raw.get("falsifying_example") else None,
-        detail_untrusted=truncate(str(raw.get("detail_untrusted", "")), MAX_UNTRUSTED_CHARS),
-    )

@@ -11,7 +11,6 @@ from verifier.runner import proxy
 
 def test_in_place_mutation_is_carried_back() -> None:
     values: list[Any] = [[1], 2, [1], 2]
-    inner = values[0]
     proxy._sync_in_place(values, [[1, 9], 2, [1], 2, 5])
     assert values == [[1, 9], 2, [1], 2, 5]
     values = [[1], 2]

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import math
 import socket
+import struct
+import time
 from typing import Any
 
 import pytest
@@ -85,7 +87,46 @@ def test_frames_over_a_socket() -> None:
     a, b = socket.socketpair()
     with a, b:
         wire.send(a, {"x": [1, 2]})
-        assert wire.recv(b) == {"x": [1, 2]}
+        assert wire.recv(b, limit=1024) == {"x": [1, 2]}
         a.close()
         with pytest.raises(EOFError):
-            wire.recv(b)
+            wire.recv(b, limit=1024)
+
+
+def test_a_frame_over_the_limit_is_refused_before_its_payload_is_read() -> None:
+    a, b = socket.socketpair()
+    with a, b:
+        a.sendall(struct.pack(">I", 50 * 1024**2) + b"[")  # claims 50 MiB, sends one byte
+        with pytest.raises(wire.FrameTooLarge):
+            wire.recv(b, limit=1024**2, deadline=time.monotonic() + 5)
+
+
+def test_a_sender_that_stalls_inside_a_frame_meets_the_deadline() -> None:
+    a, b = socket.socketpair()
+    with a, b:
+        a.sendall(b"\x00")  # one byte of the length header, then nothing
+        started = time.monotonic()
+        with pytest.raises(wire.FrameTimeout):
+            wire.recv(b, limit=1024, deadline=started + 0.3)
+        assert time.monotonic() - started < 5
+
+
+def test_frame_reader_assembles_pieces_and_keeps_the_rest() -> None:
+    a, b = socket.socketpair()
+    with a, b:
+        payload = wire.dumps({"value": 1})
+        data = struct.pack(">I", len(payload)) + payload
+        reader = wire.FrameReader(1024)
+        a.sendall(data[:3])
+        assert reader.feed(b) is None
+        a.sendall(data[3:] + data)  # the rest of this frame and a whole second one
+        assert reader.feed(b) == payload
+        assert reader.take() == payload
+        assert reader.take() is None
+
+
+def test_decoding_is_bounded_by_the_number_of_values() -> None:
+    bomb = b"[" + b"[]," * 10_000 + b"[]]"
+    with pytest.raises(wire.FrameTooLarge):
+        wire.loads(bomb, max_values=1000)
+    assert len(wire.loads(bomb, max_values=30_000)) == 10_001

@@ -23,7 +23,7 @@ def test_every_limit_is_in_the_container_arguments() -> None:
     assert kw["use_config_proxy"] is False
 
 
-def test_launcher_mode_keeps_only_setuid_setgid() -> None:
+def test_launcher_mode_keeps_only_setuid_setgid_and_kill() -> None:
     kw = container_kwargs(SandboxJob(image="i", command=["x"], limits=Limits(), mode="launcher"), {})
-    assert kw["host_config"]["cap_add"] == ["SETUID", "SETGID"]
+    assert kw["host_config"]["cap_add"] == ["SETUID", "SETGID", "KILL"]
     assert "uid=2000" in kw["host_config"]["tmpfs"]["/run/trusted"]

@@ -18,7 +18,7 @@ from typing import Any
 from verifier.bench.passk import mean_pass_at_k
 from verifier.evidence import Evidence, Status
 from verifier.hashing import sha256_bytes
-from verifier.suite import Suite
+from verifier.suite import Manifest, Suite
 
 TEST_TEMPLATE = '''"""HumanEval {task_id}: the problem's own check(), run on the trusted side."""
 # The prompt is dataset text (trusted): it may define helpers the check uses (e.g. poly()).
@@ -59,10 +59,8 @@ def problem_suite(problem: dict[str, Any]) -> Suite:
     # One plain test function: the direct runner runs it without pytest's start-up cost.
     return Suite(
         files={"test_humaneval.py": text.encode()},
-        module="solution",
-        max_examples=100,
+        manifest=Manifest(runner="direct"),
         name=f"humaneval-{problem['task_id']}",
-        runner="direct",
     )
 
 

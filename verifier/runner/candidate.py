@@ -1,8 +1,9 @@
 """The candidate process: imports the candidate module and answers calls with plain data.
 
 Everything here runs beside untrusted code and may be subverted by it; that is fine,
-because all that leaves this process is bytes that the trusted side decodes into builtin
-values. Nothing here is trusted.
+because all that leaves this process is bytes that the trusted side checks and decodes into
+builtin values. Nothing here is trusted, and nothing here limits anything: the trusted side
+enforces sizes and deadlines on what it receives.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 from . import wire
 
 MAX_TEXT = 4000
+#: Requests come from the trusted side; this only bounds what this process reads.
+REQUEST_LIMIT = 256 * 1024**2
 
 
 def _text(obj: object) -> str:
@@ -28,7 +31,23 @@ def _text(obj: object) -> str:
 
 def _exception_payload(exc: BaseException) -> dict[str, Any]:
     mro = [c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins"]
-    return {"raised": type(exc).__name__, "mro": mro, "message": _text(exc)}
+    return {"raised": _text(type(exc).__name__)[:200], "mro": mro, "message": _text(exc)}
+
+
+def _names(mod: Any) -> dict[str, Any]:
+    names: dict[str, Any] = {}
+    for name in dir(mod):
+        if name.startswith("__"):
+            continue
+        value = getattr(mod, name, None)
+        if callable(value):
+            names[name] = ["callable"]
+        else:
+            try:
+                names[name] = ["value", wire.encode(value)]
+            except wire.NotPlainData:
+                names[name] = ["opaque"]
+    return names
 
 
 def serve(rpc_fd: int, out_fd: int, module: str, directory: str) -> None:
@@ -45,32 +64,15 @@ def serve(rpc_fd: int, out_fd: int, module: str, directory: str) -> None:
     sys.path.insert(0, directory)
     try:
         mod = importlib.import_module(module)
+        hello: dict[str, Any] = {"hello": True, "names": _names(mod)}
     except BaseException as exc:  # noqa: BLE001 - every way the candidate ends is an answer
-        wire.send(
-            sock,
-            {
-                "hello": False,
-                **_exception_payload(exc),
-                "traceback": traceback.format_exc()[-MAX_TEXT:],
-            },
-        )
+        hello = {"hello": False, **_exception_payload(exc), "traceback": traceback.format_exc()[-MAX_TEXT:]}
+        wire.send(sock, hello)
         return
-    names: dict[str, Any] = {}
-    for name in dir(mod):
-        if name.startswith("__"):
-            continue
-        value = getattr(mod, name, None)
-        if callable(value):
-            names[name] = ["callable"]
-        else:
-            try:
-                names[name] = ["value", wire.encode(value)]
-            except wire.NotPlainData:
-                names[name] = ["opaque", type(value).__name__]
-    wire.send(sock, {"hello": True, "names": names})
+    wire.send(sock, hello)
     while True:
         try:
-            request = wire.recv(sock)
+            request = wire.recv(sock, limit=REQUEST_LIMIT)
         except EOFError:
             return
         reply: dict[str, Any]
@@ -88,12 +90,12 @@ def serve(rpc_fd: int, out_fd: int, module: str, directory: str) -> None:
         else:
             try:
                 reply = {"value": wire.encode(result)}
-            except wire.NotPlainData as exc:
-                reply = {"not_plain": f"returned {exc}"}
+            except wire.NotPlainData:
+                reply = {"not_plain": type(result).__name__[:200]}
         if request.get("sync_args"):
             try:
                 reply["args_after"] = wire.encode(args)
                 reply["kwargs_after"] = wire.encode(kwargs)
-            except wire.NotPlainData as exc:
-                reply = {"not_plain": f"left its arguments holding {exc}"}
+            except wire.NotPlainData:
+                reply = {"not_plain_args": True}
         wire.send(sock, reply)

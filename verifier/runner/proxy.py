@@ -1,11 +1,14 @@
-"""Trusted side: `solution` as the tests see it. A module whose functions forward calls
-to a separate candidate process as plain data.
+"""Trusted side: `solution` as the tests see it. A module whose functions forward calls to a
+separate candidate process as plain data.
 
-Faults of the candidate (it died, hung, flooded its output, returned a non-plain
-object) are raised as `CandidateFault`, a BaseException: a suite's
-``pytest.raises(Exception)`` cannot swallow them, so a crash never passes for an
-expected error. Exceptions the candidate *raised* come back as the nearest builtin
-exception type, so ``pytest.raises(TypeError)`` works as usual.
+When a call cannot end normally (the candidate died, hung, flooded its output, answered with
+something that is not plain data, or the host was too busy to judge) the call raises a
+`CallAborted`, a BaseException: a suite's ``pytest.raises(Exception)`` cannot swallow it, so a
+crash never passes for an expected error. Exceptions the candidate *raised* come back as the
+nearest builtin exception type, so ``pytest.raises(TypeError)`` works as usual.
+
+Every `CallAborted` carries a `summary` written here from fixed templates and numbers (shown
+to graders and terminals as a trusted line) and a `detail` that may hold candidate text.
 """
 
 from __future__ import annotations
@@ -21,50 +24,75 @@ import types
 from typing import Any
 
 from . import wire
+from .clock import ChargedClock
+from .protocol import OVERLOAD_FACTOR, summary_line
 
 #: After this many call timeouts in one run, further calls fail at once: the verdict is a
 #: timeout either way, and waiting out every remaining test would only hit the run's limit.
 MAX_TIMEOUTS = 2
-#: How often a waiting call checks the candidate's output volume.
+#: How often a waiting call checks the clock and the candidate's output volume.
 POLL_S = 0.05
+#: The zygote answers within this (its own reset gives up after 10 s).
+CONTROL_TIMEOUT_S = 30.0
 OOM_FILES = ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events")
+MAX_MESSAGE = 4000
 
 
-class CandidateFault(BaseException):
-    """The candidate failed in a way that is not an ordinary exception."""
+class CallAborted(BaseException):
+    """A call into the candidate that could not end with a value or an ordinary exception."""
 
     kind = "candidate_died"
 
+    def __init__(self, summary: str, detail: str = "") -> None:
+        # str() (what pytest shows in the failure's text) carries the detail; `summary` alone
+        # is the trusted line.
+        super().__init__(f"{summary}\n{detail}" if detail else summary)
+        self.summary = summary_line(summary)
+        self.detail = detail
 
-class CandidateDied(CandidateFault):
+
+class CandidateDied(CallAborted):
     kind = "candidate_died"
 
 
-class CandidateTimeout(CandidateFault):
+class CandidateTimeout(CallAborted):
     kind = "timeout"
 
 
-class CandidateOOM(CandidateFault):
+class CandidateOOM(CallAborted):
     kind = "oom"
 
 
-class CandidateOutputLimit(CandidateFault):
+class CandidateOutputLimit(CallAborted):
     kind = "output_limit"
 
 
-class NotPlainData(CandidateFault):
+class NotPlainData(CallAborted):
     kind = "not_plain_data"
 
 
-class CandidateImportError(CandidateFault):
+class CandidateImportError(CallAborted):
     kind = "import_error"
+
+
+class HostOverloaded(CallAborted):
+    """Not the candidate's doing: the host kept the sandbox waiting for a CPU past the backstop."""
+
+    kind = "overloaded"
+
+
+class SandboxFailure(CallAborted):
+    """Not the candidate's doing: the candidate side of the sandbox stopped working."""
+
+    kind = "infra"
 
 
 class CandidateRaised(Exception):
     """The candidate raised an exception with no builtin base class we could map to."""
 
 
-def _oom_kills() -> int:
+def oom_kills() -> int:
+    """The container's count of processes killed for memory so far, or -1 when unknown."""
     for path in OOM_FILES:
         try:
             with open(path) as fh:
@@ -106,133 +134,232 @@ class _OutputSink:
         return self.total > self.cap
 
 
-class CandidateSession:
-    """One candidate process at a time; a fresh one after the previous died or hung."""
+def control(ctl: socket.socket, request: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
+    """One request to the zygote and its answer, within CONTROL_TIMEOUT_S.
 
-    def __init__(self, ctl: socket.socket, *, call_timeout: float, deadline: float, output_cap: int) -> None:
+    Raises SandboxFailure when the zygote is gone or does not answer (not the candidate's
+    doing: candidates cannot reach the zygote).
+    """
+    try:
+        ctl.settimeout(CONTROL_TIMEOUT_S)
+        socket.send_fds(ctl, [json.dumps(request).encode()], fds or [])
+        data = ctl.recv(65536)
+        if not data:
+            raise EOFError
+        reply: dict[str, Any] = json.loads(data)
+    except (OSError, EOFError, ValueError) as exc:
+        raise SandboxFailure(f"the candidate launcher did not answer ({exc.__class__.__name__})") from None
+    return reply
+
+
+def _builtin_name(reply: dict[str, Any]) -> str:
+    """The builtin exception type the candidate's exception maps to (a trusted name)."""
+    for name in reply.get("mro", []) if isinstance(reply.get("mro"), list) else []:
+        cls = getattr(builtins, str(name), None)
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            return cls.__name__
+    return "BaseException"
+
+
+class CandidateSession:
+    """The candidate process(es) of one run, as the trusted side talks to them.
+
+    With ``per_test=True`` every test starts with no candidate process and a wiped scratch
+    space (`begin_test`), so a candidate cannot carry state from one test to the next.
+    """
+
+    def __init__(
+        self,
+        ctl: socket.socket,
+        *,
+        call_timeout: float,
+        budget: float,
+        output_cap: int,
+        reply_limit: int,
+        per_test: bool = True,
+        clock: ChargedClock | None = None,
+    ) -> None:
         self.ctl = ctl
         self.call_timeout = call_timeout
-        self.deadline = deadline
+        self.budget = budget
         self.output = _OutputSink(output_cap)
+        self.reply_limit = reply_limit
+        self.per_test = per_test
+        self.clock = clock or ChargedClock()
         self.sock: socket.socket | None = None
+        self.reader = wire.FrameReader(reply_limit)
         self.pid: int | None = None
         self.names: dict[str, Any] | None = None
-        self.import_error: str | None = None
-        self.import_fault: type[CandidateFault] = CandidateImportError
+        #: Once set, every later use of the candidate raises (a copy of) this: the candidate
+        #: could not be imported, or left the sandbox in a state it cannot be reset from.
+        self.blocked: CallAborted | None = None
         self.timeouts = 0
         self.calls = 0
+        #: The candidate was called since the last reset, so its side may hold state of a test.
+        self.dirty = False
+        #: Something happened that a reused sandbox must not carry to the next run.
+        self.trouble = False
         self.lock = threading.Lock()
 
-    # -- zygote control -------------------------------------------------------------
-    def _ctl(self, request: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
-        try:
-            socket.send_fds(self.ctl, [json.dumps(request).encode()], fds or [])
-            self.ctl.settimeout(30)
-            data = self.ctl.recv(65536)
-        except OSError as exc:
-            raise CandidateDied(f"the candidate launcher is gone ({exc.__class__.__name__})") from None
-        if not data:
-            raise CandidateDied("the candidate launcher is gone")
-        reply: dict[str, Any] = json.loads(data)
-        return reply
+    # -- the candidate side's life ------------------------------------------------------
+    def begin_test(self) -> None:
+        """Per-test mode: no process and no file of an earlier test is left for this one."""
+        if not self.per_test or not self.dirty:
+            return
+        with self.lock:
+            self._discard()
+            self.reset()
+
+    def reset(self) -> None:
+        """Kill every candidate process and wipe its writable places; a failure is the candidate's."""
+        reply = control(self.ctl, {"op": "reset"})
+        self.dirty = False
+        if not reply.get("ok"):
+            self.trouble = True
+            self.blocked = CandidateDied(
+                "the candidate left processes, files or IPC objects that could not be removed",
+                json.dumps(reply)[:500],
+            )
 
     def _spawn(self) -> None:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_r, out_w = os.pipe()
-        reply = self._ctl({"op": "spawn"}, [theirs.fileno(), out_w])
-        theirs.close()
-        os.close(out_w)
+        try:
+            reply = control(self.ctl, {"op": "spawn"}, [theirs.fileno(), out_w])
+        finally:
+            theirs.close()
+            os.close(out_w)
         self.output.drain(out_r)
         self.sock, self.pid = mine, int(reply["pid"])
+        self.reader = wire.FrameReader(self.reply_limit)
+        self.clock.watch(self.pid)
         try:
             hello = self._receive("importing the candidate")
-        except CandidateFault as exc:
-            self.import_error, self.import_fault = str(exc), type(exc)
-            raise
-        if hello.get("hello"):
+        except CallAborted as exc:
+            if exc.kind in ("overloaded", "infra"):
+                raise
+            self.blocked = CandidateImportError(f"importing the candidate failed: {exc.summary}", exc.detail)
+            raise self.blocked from None
+        if hello.get("hello") is True and isinstance(hello.get("names"), dict):
             self.names = hello["names"]
-        else:
-            self.import_error = (
-                f"importing the candidate raised {hello.get('raised')}: {hello.get('message', '')}\n"
-                f"{hello.get('traceback', '')}"
-            )
-            self._discard()
+            return
+        self.trouble = True
+        self.blocked = CandidateImportError(
+            f"importing the candidate raised an exception (seen as {_builtin_name(hello)})",
+            f"{str(hello.get('raised', ''))[:200]}: {str(hello.get('message', ''))[:MAX_MESSAGE]}\n"
+            f"{str(hello.get('traceback', ''))[-MAX_MESSAGE:]}",
+        )
+        self._discard()
+        raise self.blocked
 
     def _discard(self, kill_all: bool = False) -> dict[str, Any]:
+        """Close the channel to the current candidate process and reap it (its exit status);
+        with kill_all, also reset the whole candidate side."""
         status: dict[str, Any] = {}
         if self.sock is not None:
             self.sock.close()
             self.sock = None
-        if kill_all:
-            try:
-                self._ctl({"op": "killall"})
-            except CandidateDied:
-                pass
         if self.pid is not None:
             try:
-                status = self._ctl({"op": "reap", "pid": self.pid})
-            except CandidateDied:
+                status = control(self.ctl, {"op": "reap", "pid": self.pid})
+            except SandboxFailure:
                 status = {}
             self.pid = None
+            self.clock.watch(None)
+        if kill_all:
+            self.trouble = True
+            try:
+                self.reset()
+            except SandboxFailure:
+                pass
         return status
 
-    # -- calls ----------------------------------------------------------------------
+    # -- calls --------------------------------------------------------------------------
+    def _abort(self, fault: CallAborted) -> CallAborted:
+        self._discard(kill_all=True)
+        if isinstance(fault, (CandidateTimeout, HostOverloaded)):
+            self.timeouts += 1
+        return fault
+
     def _receive(self, doing: str) -> dict[str, Any]:
         assert self.sock is not None
-        oom_before = _oom_kills()
-        limit = min(self.call_timeout, self.deadline - time.monotonic())
-        if limit <= 0:
-            self._discard(kill_all=True)
-            raise CandidateTimeout("the whole-run time limit ran out")
-        give_up = time.monotonic() + limit
-        while True:
-            ready, _, _ = select.select([self.sock], [], [], POLL_S)
-            if ready:
-                break
+        oom_before = oom_kills()
+        clock = self.clock
+        start_charged, start_wall = clock.charged(), time.monotonic()
+        frame = self.reader.take()
+        while frame is None:
             if self.output.exceeded:
-                self._discard(kill_all=True)
-                raise CandidateOutputLimit(f"the candidate wrote more than {self.output.cap} bytes of output")
-            if time.monotonic() >= give_up:
-                self._discard(kill_all=True)
-                self.timeouts += 1
-                raise CandidateTimeout(f"the candidate did not answer within {limit:.1f} s while {doing}")
+                raise self._abort(
+                    CandidateOutputLimit(f"the candidate wrote more than {self.output.cap} bytes of output")
+                )
+            charged = clock.charged()
+            if charged - start_charged >= self.call_timeout:
+                raise self._abort(
+                    CandidateTimeout(f"the candidate did not answer within {self.call_timeout:g} s while {doing}")
+                )
+            if charged >= self.budget:
+                raise self._abort(CandidateTimeout(f"the run's {self.budget:g} s time limit ran out while {doing}"))
+            waited = time.monotonic() - start_wall
+            if waited >= self.call_timeout * OVERLOAD_FACTOR or clock.wall() >= self.budget * OVERLOAD_FACTOR:
+                raise self._abort(
+                    HostOverloaded(
+                        f"the host was too busy: {doing} waited {waited:.0f} s for a CPU, "
+                        f"too long to judge its {self.call_timeout:g} s limit"
+                    )
+                )
+            if not select.select([self.sock], [], [], POLL_S)[0]:
+                continue
+            try:
+                frame = self.reader.feed(self.sock)
+            except wire.FrameTooLarge:
+                raise self._abort(
+                    CandidateOutputLimit(f"the candidate's answer was over the {self.reply_limit}-byte limit")
+                ) from None
+            except (EOFError, OSError):
+                status = self._discard(kill_all=True)
+                if self.output.exceeded:
+                    raise CandidateOutputLimit(
+                        f"the candidate wrote more than {self.output.cap} bytes of output"
+                    ) from None
+                if status.get("signal") == 9 and oom_kills() > oom_before >= 0:
+                    raise CandidateOOM(f"the candidate was killed for running out of memory while {doing}") from None
+                how = (
+                    f"exited with code {int(status['exit_code'])}"
+                    if isinstance(status.get("exit_code"), int)
+                    else f"was killed by signal {int(status['signal'])}"
+                    if isinstance(status.get("signal"), int)
+                    else "closed its channel"
+                )
+                raise CandidateDied(f"the candidate process {how} while {doing}") from None
+        clock.tick(force=True)
         try:
-            reply: dict[str, Any] = wire.recv(self.sock)
-        except (EOFError, OSError, ValueError, RecursionError, wire.NotPlainData) as exc:
-            status = self._discard(kill_all=True)
-            if self.output.exceeded:
-                raise CandidateOutputLimit(f"the candidate wrote more than {self.output.cap} bytes of output") from None
-            if status.get("signal") == 9 and _oom_kills() > oom_before >= 0:
-                raise CandidateOOM(f"the candidate was killed for running out of memory while {doing}") from None
-            how = (
-                f"exited with code {status['exit_code']}"
-                if "exit_code" in status
-                else f"was killed by signal {status['signal']}"
-                if "signal" in status
-                else f"closed the channel ({exc.__class__.__name__})"
-            )
-            raise CandidateDied(f"the candidate process {how} while {doing}") from None
+            reply = wire.loads(frame, max_values=self.reply_limit // wire.BYTES_PER_VALUE)
+        except wire.FrameTooLarge:
+            raise self._abort(
+                CandidateOutputLimit(f"the candidate's answer held more values than its {self.reply_limit}-byte limit")
+            ) from None
+        except (ValueError, RecursionError):
+            raise self._abort(CandidateDied(f"the candidate broke the call protocol while {doing}")) from None
+        if not isinstance(reply, dict):
+            raise self._abort(CandidateDied(f"the candidate broke the call protocol while {doing}"))
         if self.output.exceeded:
-            self._discard(kill_all=True)
-            raise CandidateOutputLimit(f"the candidate wrote more than {self.output.cap} bytes of output")
+            raise self._abort(CandidateOutputLimit(f"the candidate wrote more than {self.output.cap} bytes of output"))
         return reply
 
-    def ensure(self) -> dict[str, Any]:
-        if self.import_error is not None:
-            raise self.import_fault(self.import_error)
+    def ensure(self, *, process: bool = True) -> dict[str, Any]:
+        """The candidate module's names; with `process`, also a live candidate process."""
+        if self.blocked is not None:
+            raise type(self.blocked)(self.blocked.summary, self.blocked.detail)
         if self.timeouts >= MAX_TIMEOUTS:
-            raise CandidateTimeout(
-                f"not called: the candidate already exceeded the time limit {self.timeouts} times in this run"
-            )
-        if self.sock is None:
+            raise CandidateTimeout(f"not called: the candidate already exceeded a time limit {self.timeouts} times")
+        if self.sock is None and (process or self.names is None):
             self._spawn()
-            if self.import_error is not None:
-                raise self.import_fault(self.import_error)
         assert self.names is not None
         return self.names
 
     def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         __tracebackhide__ = True
+        doing = f"running {name}()"
         with self.lock:
             self.ensure()
             try:
@@ -241,44 +368,57 @@ class CandidateSession:
                 raise TypeError(f"the test passed {exc} to the candidate") from None
             sync = _has_mutable(args) or _has_mutable(kwargs)
             assert self.sock is not None
-            wire.send(self.sock, {"name": name, "args": enc_args, "kwargs": enc_kwargs, "sync_args": sync})
+            try:
+                self.sock.settimeout(self.call_timeout * OVERLOAD_FACTOR)
+                wire.send(self.sock, {"name": name, "args": enc_args, "kwargs": enc_kwargs, "sync_args": sync})
+                self.sock.settimeout(None)
+            except TimeoutError:
+                raise self._abort(CandidateTimeout(f"the candidate did not read its input while {doing}")) from None
+            except OSError:
+                status = self._discard(kill_all=True)
+                raise CandidateDied(f"the candidate process was gone before {doing} ({status})") from None
             self.calls += 1
-            reply = self._receive(f"running {name}()")
+            self.dirty = True
+            reply = self._receive(doing)
         if "not_plain" in reply:
-            raise NotPlainData(f"{name}() {reply['not_plain']}")
+            raise NotPlainData(f"{name}() returned an object that is not plain data", str(reply["not_plain"])[:200])
+        if "not_plain_args" in reply:
+            raise NotPlainData(f"{name}() left its arguments holding an object that is not plain data")
         if "protocol_error" in reply:
-            raise CandidateDied(f"the candidate broke the call protocol: {reply['protocol_error']}")
+            raise CandidateDied(
+                f"the candidate broke the call protocol while {doing}", str(reply["protocol_error"])[:MAX_MESSAGE]
+            )
         try:
             if sync:
                 _sync_in_place(list(args), wire.decode(reply["args_after"]))
                 _sync_in_place(kwargs, wire.decode(reply["kwargs_after"]))
             value = wire.decode(reply["value"]) if "raised" not in reply else None
-        except (wire.NotPlainData, KeyError, ValueError, TypeError, RecursionError) as exc:
-            raise NotPlainData(f"{name}() answered with malformed data ({exc!r})") from None
+        except (wire.NotPlainData, KeyError, ValueError, TypeError, RecursionError):
+            raise NotPlainData(f"{name}() answered with malformed data") from None
         if "raised" in reply:
             raise _rebuild_exception(reply)
         return value
 
 
 def _rebuild_exception(reply: dict[str, Any]) -> BaseException:
-    exc = _exception_for(reply)
-    exc.verifier_raised_by_candidate = str(reply.get("raised", "Exception"))  # type: ignore[attr-defined]
+    """The candidate's exception as a builtin one; `verifier_candidate_raised` is the trusted
+    name of the builtin type it maps to (the candidate's own class name stays in the message)."""
+    message = str(reply.get("message", ""))[:MAX_MESSAGE]
+    raised = str(reply.get("raised", "Exception"))[:200]
+    mapped = _builtin_name(reply)
+    cls = getattr(builtins, mapped)
+    exc: BaseException
+    if issubclass(cls, Exception):
+        text = message if mapped == raised else f"{raised}: {message}"
+        try:
+            exc = cls(text)
+        except Exception:  # noqa: BLE001 - classes with unusual constructors
+            exc, mapped = CandidateRaised(f"{raised}: {message}"), "CandidateRaised"
+    else:
+        # SystemExit, KeyboardInterrupt, GeneratorExit & co: a candidate may not end the run.
+        exc, mapped = CandidateRaised(f"{raised}: {message}"), "CandidateRaised"
+    exc.verifier_candidate_raised = mapped  # type: ignore[attr-defined]
     return exc
-
-
-def _exception_for(reply: dict[str, Any]) -> BaseException:
-    message = str(reply.get("message", ""))
-    raised = str(reply.get("raised", "Exception"))
-    for name in reply.get("mro", []):
-        cls = getattr(builtins, str(name), None)
-        if isinstance(cls, type) and issubclass(cls, Exception):
-            text = message if name == raised else f"{raised}: {message}"
-            try:
-                return cls(text)
-            except Exception:  # noqa: BLE001 - classes with unusual constructors
-                return CandidateRaised(f"{raised}: {message}")
-    # SystemExit, KeyboardInterrupt, GeneratorExit & co: a candidate may not end the run.
-    return CandidateRaised(f"the candidate raised {raised}: {message}")
 
 
 def _has_mutable(value: Any) -> bool:
@@ -331,15 +471,19 @@ class CandidateModule(types.ModuleType):
         if attr.startswith("__"):
             raise AttributeError(attr)
         session: CandidateSession = self.__dict__["_session"]
-        names = session.ensure()
+        with session.lock:
+            names = session.ensure(process=False)
         if attr not in names:
             raise AttributeError(f"the candidate module has no attribute {attr!r}")
         kind = names[attr]
         if kind[0] == "callable":
             return _make_function(session, attr, self.__name__)
         if kind[0] == "value":
-            return wire.decode(kind[1])
-        raise NotPlainData(f"the candidate's {attr!r} is an object of type {kind[1]}, not plain data or a function")
+            try:
+                return wire.decode(kind[1])
+            except (wire.NotPlainData, ValueError, TypeError, RecursionError):
+                raise NotPlainData(f"the candidate's {attr!r} is malformed data") from None
+        raise NotPlainData(f"the candidate's {attr!r} is not plain data or a function")
 
 
 def _make_function(session: CandidateSession, name: str, module: str) -> Any:

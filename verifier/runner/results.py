@@ -1,67 +1,121 @@
-"""What a job's tests did: counts and failures, recorded by the trusted side only.
+"""What a run's tests did: counts and failures, recorded by the trusted side only.
 
-Shared by the pytest plugin (pytest_plugin.py) and the direct runner; no pytest import here,
-so suites that do not use pytest never pay for it.
+Shared by the pytest plugin (pytest_plugin.py) and the direct runner (direct.py); no pytest
+import here, so suites that do not use pytest never pay for it. `classify` is the one place
+that says why a test failed; its summaries come from fixed templates and trusted type names,
+never from candidate text (which goes to the untrusted detail).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+import traceback
+from dataclasses import dataclass
 
-from .proxy import CandidateSession
+from .protocol import MAX_DETAIL, MAX_EXAMPLE, MAX_FAILURES, Counts, FailureRecord, summary_line
+from .proxy import CallAborted, CandidateSession
 
-MAX_DETAIL = 4000
-_EXAMPLE_START = re.compile(r"(?:Falsifying example|Failing test case): ?(.*)$")
+#: Notes Hypothesis attaches to the exception of a failing example (its own text, from the
+#: generated input, written before the test ran), e.g. "Falsifying example: test_f(\n  x=1,\n)".
+_EXAMPLE_NOTE = re.compile(r"^(?:Falsifying(?: explicit)? example|Failing test case):\s*(.*)$", re.S)
 
 
-def falsifying_example(detail: str) -> str | None:
-    """Hypothesis' minimal failing call, as it printed it (pytest prefixes removed)."""
-    lines = [re.sub(r"^E {0,3}", "", ln) for ln in detail.splitlines()]
-    for i, line in enumerate(lines):
-        m = _EXAMPLE_START.search(line)
-        if not m:
-            continue
-        out = [m.group(1)]
-        depth = m.group(1).count("(") - m.group(1).count(")")
-        for nxt in lines[i + 1 :]:
-            if depth <= 0:
-                break
-            out.append(nxt)
-            depth += nxt.count("(") - nxt.count(")")
-        return "\n".join(out).strip()[:MAX_DETAIL] or None
+@dataclass(frozen=True)
+class Why:
+    kind: str
+    summary: str
+    falsifying_example: str | None = None
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def falsifying_example(exc: BaseException) -> str | None:
+    """Hypothesis' minimal failing input, from the notes it attached, on one line."""
+    for holder in (exc, _leaf(exc)):
+        for note in getattr(holder, "__notes__", None) or []:
+            m = _EXAMPLE_NOTE.match(str(note))
+            if m:
+                text = re.sub(r"\s*\n\s*", " ", m.group(1)).replace("( ", "(").replace(", )", ")")
+                return summary_line(re.sub(r"\s+#[^\n]*$", "", text))[:MAX_EXAMPLE] or None
     return None
 
 
+def classify(exc: BaseException) -> Why:
+    """Why a test that raised `exc` failed, from trusted facts only."""
+    leaf = _leaf(exc)
+    example = falsifying_example(exc)
+    if isinstance(leaf, CallAborted):
+        if leaf.kind == "import_error":
+            return Why("import_error", "the candidate could not be imported", example)
+        return Why(leaf.kind, leaf.summary, example)
+    mapped = getattr(leaf, "verifier_candidate_raised", None)
+    if mapped is not None:
+        return Why("exception", f"the candidate raised an exception (seen by the test as {mapped})", example)
+    if isinstance(leaf, AssertionError):
+        return Why("assertion", "an assertion failed", example)
+    return Why("exception", f"the test raised {type(leaf).__name__}", example)
+
+
+def format_detail(exc: BaseException) -> str:
+    """A failure's text as pytest would end it: the traceback, then `E   Type: message` lines."""
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-4))
+    lines = [f"E   {type(exc).__name__}: {exc}"] + [f"E   {note}" for note in getattr(exc, "__notes__", [])]
+    return tb[-MAX_DETAIL:] + "\n" + "\n".join(lines)
+
+
 class Results:
-    """Counts and failures of one job."""
+    """Counts and failures of one run."""
 
     def __init__(self, session: CandidateSession) -> None:
         self.session = session
         self.collected: int | None = None
         self.outcomes: dict[str, str] = {}
-        self.failures: list[dict[str, Any]] = []
-        self.kinds: dict[str, str] = {}
+        self.failures: list[FailureRecord] = []
+        self.failures_total = 0
         self.collect_errors = 0
 
-    def fail(self, test_id: str, kind: str, message: str, detail: str) -> None:
-        example = falsifying_example(detail)
+    def fail(self, test_id: str, why: Why, detail: str, where: str = "") -> None:
+        self.failures_total += 1
+        if len(self.failures) >= MAX_FAILURES:
+            return
         self.failures.append(
-            {
-                "test_id": test_id,
-                "kind": kind,
-                "message": message[:2000],
-                "falsifying_example": example,
-                "detail_untrusted": detail[-MAX_DETAIL:],
-            }
+            FailureRecord(
+                test_id=test_id,
+                kind=why.kind,
+                summary=why.summary + where,
+                falsifying_example=why.falsifying_example,
+                detail_untrusted=detail[-MAX_DETAIL:],
+            )
         )
 
-    def counts(self) -> dict[str, int]:
+    def collection_failed(self, test_id: str, detail: str) -> None:
+        self.collect_errors += 1
+        blocked = self.session.blocked
+        if blocked is not None and blocked.kind == "import_error":
+            why = Why("import_error", "the candidate could not be imported")
+        elif blocked is not None:
+            why = Why(blocked.kind, blocked.summary)
+        else:
+            why = Why("collection_error", "the suite could not be collected")
+        self.fail(test_id, why, detail)
+
+    def skipped(self, test_id: str, detail: str) -> None:
+        self.fail(test_id, Why("skipped", "the test was skipped or xfailed, which never counts as a pass"), detail)
+
+    def counts(self) -> Counts:
         values = list(self.outcomes.values())
-        return {
-            "expected": self.collected or 0,
-            "passed": values.count("passed"),
-            "failed": values.count("failed"),
-            "errors": values.count("error") + self.collect_errors,
-            "skipped": values.count("skipped"),
-        }
+        return Counts(
+            expected=self.collected or 0,
+            passed=values.count("passed"),
+            failed=values.count("failed"),
+            errors=values.count("error") + self.collect_errors,
+            skipped=values.count("skipped"),
+        )
+
+    @property
+    def kinds(self) -> set[str]:
+        return {f.kind for f in self.failures}

@@ -1,131 +1,98 @@
 """The trusted side: a small job server that runs suites with pytest and Hypothesis.
 
-Runs as the trusted user. The parent imports pytest, Hypothesis and the harness once,
-says READY, then for each job on stdin: resets the candidate side (zygote), hands it the
-candidate's source, forks a trusted child that runs pytest for this job, and relays the
-child's result as exactly one `VERIFIER-RESULT <nonce> {json}` line on the container's
-stdout, which only this process holds. The candidate lives in other processes under
-another uid (see proxy.py), so nothing it does can patch pytest, Hypothesis or this
-reporter, or reach the result channel.
-
-Usage: python3 -m verifier_runner.trusted CTL_FD [--max-jobs N]
+Runs as the trusted user. The server imports pytest, Hypothesis and the harness once, says
+READY, then for each job on stdin (see protocol.py): hands the zygote the candidate's source,
+writes the suite, forks a trusted child that runs the tests, resets the candidate side, and
+writes exactly one result line on the container's stdout, which only this process holds.
+The candidate lives in other processes under another uid (see proxy.py), so nothing it does
+can patch pytest, Hypothesis or this reporter, or reach the result channel. Every wait here
+has a deadline.
 """
 
 from __future__ import annotations
 
-import base64
 import importlib
-import importlib.util
 import json
 import os
+import select
 import shutil
+import signal
 import socket
 import sys
 import time
-import traceback
-from typing import Any, BinaryIO
+from dataclasses import asdict
 
-from .proxy import CandidateFault, CandidateModule, CandidateSession
-from .results import MAX_DETAIL, Results
+from . import protocol
+from .clock import ChargedClock
+from .protocol import (
+    OVERLOAD_FACTOR,
+    SUITE_DIR,
+    TRUSTED_DIR,
+    Counts,
+    FailureRecord,
+    JobHeader,
+    JobResult,
+)
+from .proxy import CandidateModule, CandidateSession, SandboxFailure, control, oom_kills
+from .results import Results
+from .suite_files import pytest_ini
 
-TRUSTED_DIR = "/run/trusted"
-SUITE_DIR = f"{TRUSTED_DIR}/suite"
+#: The server gives a job's trusted child this long past its run's wall-clock backstop.
+SERVER_GRACE_S = 15.0
 
 
-def _write_suite(files: dict[str, str], root: str) -> None:
+def _write_suite(files: dict[str, bytes], root: str) -> None:
     shutil.rmtree(root, ignore_errors=True)
-    for rel, b64 in sorted(files.items()):
-        if rel.startswith("/") or ".." in rel.split("/"):
-            raise ValueError(f"refusing suite path {rel!r}")
+    for rel, data in sorted(files.items()):
         path = os.path.join(root, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as fh:
-            fh.write(base64.b64decode(b64))
+            fh.write(data)
 
 
-def _read_exact(stream: BinaryIO, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = stream.read(n - len(buf))
-        if not chunk:
-            raise EOFError(f"input ended after {len(buf)} of {n} bytes")
-        buf += chunk
-    return bytes(buf)
+def _pytest(recorder: Results) -> int:
+    import pytest
 
-
-def _ctl(ctl: socket.socket, request: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
-    # A job's child set a timeout on this socket, and O_NONBLOCK lives on the open file
-    # description we share with it: make it blocking again for the parent.
-    ctl.settimeout(None)
-    socket.send_fds(ctl, [json.dumps(request).encode()], fds or [])
-    data = ctl.recv(65536)
-    if not data:
-        raise EOFError("the candidate launcher is gone")
-    reply: dict[str, Any] = json.loads(data)
-    return reply
-
-
-def _detail(exc: BaseException) -> str:
-    """A failure's text as pytest would end it: the traceback, then `E   Type: message` lines."""
-    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-4))
-    lines = [f"E   {type(exc).__name__}: {exc}"] + [f"E   {note}" for note in getattr(exc, "__notes__", [])]
-    return tb[-MAX_DETAIL:] + "\n" + "\n".join(lines)
-
-
-def run_direct(recorder: Results, session: CandidateSession) -> int:
-    """The direct runner: import each test file and call its `test_*` functions in order.
-
-    For suites that declare `runner = "direct"`: plain functions without fixtures, marks or
-    parametrisation (HumanEval's check()). Same trusted process, same candidate boundary, no
-    pytest start-up cost. Anything it cannot run as such is an error, never a pass.
-    """
-    tests: list[tuple[str, Any]] = []
-    for rel in sorted(os.listdir(SUITE_DIR)):
-        if not (rel.endswith(".py") and (rel.startswith("test_") or rel.endswith("_test.py"))):
-            continue
-        spec = importlib.util.spec_from_file_location(f"verifier_suite_{rel[:-3]}", os.path.join(SUITE_DIR, rel))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(module)
-        except BaseException as exc:  # noqa: BLE001 - a module that fails to import is a collection error
-            recorder.collect_errors += 1
-            kind = session.import_fault.kind if session.import_error is not None else "collection_error"
-            recorder.fail(rel, kind, "the suite could not be collected", _detail(exc))
-            continue
-        for name, fn in vars(module).items():
-            if name.startswith("test") and callable(fn) and getattr(fn, "__module__", None) == module.__name__:
-                tests.append((f"{rel}::{name}", fn))
-    recorder.collected = len(tests)
-    for nodeid, fn in tests:
-        try:
-            fn()
-        except BaseException as exc:  # noqa: BLE001 - every way a test ends is recorded
-            leaf = exc
-            if isinstance(exc, CandidateFault):
-                kind, why = exc.kind, str(exc)[:300]
-            elif getattr(exc, "verifier_raised_by_candidate", None):
-                kind, why = "exception", f"the candidate raised {exc.verifier_raised_by_candidate}"  # type: ignore[attr-defined]
-            elif isinstance(leaf, AssertionError):
-                kind, why = "assertion", "an assertion failed"
-            else:
-                kind, why = "exception", f"{type(exc).__name__} raised"
-            recorder.outcomes[nodeid] = "failed"
-            recorder.fail(nodeid, kind, why, _detail(exc))
-        else:
-            recorder.outcomes[nodeid] = "passed"
-    return 0 if tests and not recorder.failures else 1
-
-
-def run_job(job: dict[str, Any], ctl: socket.socket, received: float) -> tuple[dict[str, Any], bool]:
-    """Run one job's suite against the loaded candidate. Returns (result, trouble)."""
-    config = job["config"]
-    deadline = time.monotonic() + float(config["budget_s"])
-    session = CandidateSession(
-        ctl, call_timeout=float(config["call_timeout_s"]), deadline=deadline, output_cap=int(config["output_bytes"])
+    return int(
+        pytest.main(
+            [
+                SUITE_DIR,
+                "-c",
+                f"{TRUSTED_DIR}/pytest.ini",
+                "--rootdir",
+                SUITE_DIR,
+                # No terminal reporter: half the cost of a run, and reports carry all we use.
+                "-p",
+                "no:terminal",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:pastebin",
+                "-p",
+                "no:legacypath",
+                "-W",
+                "ignore::pytest.PytestUnraisableExceptionWarning",
+            ],
+            plugins=[recorder],
+        )
     )
-    sys.modules[job["module"]] = CandidateModule(job["module"], session)
-    if config.get("uses_hypothesis", True):
+
+
+def run_job(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
+    """Run one job's suite against the loaded candidate. Returns (result, trouble)."""
+    config = header.config
+    clock = ChargedClock()
+    session = CandidateSession(
+        ctl,
+        call_timeout=config.call_timeout_s,
+        budget=config.budget_s,
+        output_cap=config.output_bytes,
+        reply_limit=config.reply_bytes,
+        per_test=config.candidate_process == "per-test",
+        clock=clock,
+    )
+    sys.modules[header.module] = CandidateModule(header.module, session)
+    if config.uses_hypothesis:
         from hypothesis import HealthCheck, settings
 
         settings.register_profile(
@@ -133,153 +100,178 @@ def run_job(job: dict[str, Any], ctl: socket.socket, received: float) -> tuple[d
             derandomize=True,
             database=None,
             deadline=None,  # wall-clock deadlines make verdicts load-dependent; hangs hit call_timeout_s
-            max_examples=int(config["max_examples"]),
+            max_examples=config.max_examples,
             suppress_health_check=[HealthCheck.too_slow],
             print_blob=False,
         )
         settings.load_profile("verifier")
-    if config.get("runner") == "direct":
+    t_tests = time.monotonic()
+    if config.runner == "direct":
+        from . import direct
+
         recorder = Results(session)
-        t_tests = time.time()
-        exit_code = run_direct(recorder, session)
-        return _job_result(recorder, session, exit_code, t_tests, received, "direct")
-    import pytest
+        exit_code = direct.run(recorder)
+    else:
+        from .pytest_plugin import Recorder
 
-    from .pytest_plugin import Recorder
-
-    recorder = Recorder(session)
-    t_tests = time.time()
-    exit_code = pytest.main(
-        [
-            SUITE_DIR,
-            "-c",
-            f"{TRUSTED_DIR}/pytest.ini",
-            "--rootdir",
-            SUITE_DIR,
-            # No terminal reporter: half the cost of a run, and reports carry all we use.
-            "-p",
-            "no:terminal",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "no:pastebin",
-            "-p",
-            "no:legacypath",
-            "-W",
-            "ignore::pytest.PytestUnraisableExceptionWarning",
-        ],
-        plugins=[recorder],
+        recorder = Recorder(session)
+        exit_code = _pytest(recorder)
+    clock.tick(force=True)
+    blocked = session.blocked
+    trouble = session.trouble or bool(recorder.kinds & {"timeout", "oom", "candidate_died", "output_limit"})
+    return (
+        JobResult(
+            runner=config.runner,
+            exit_code=exit_code,
+            counts=recorder.counts(),
+            failures=recorder.failures,
+            failures_total=recorder.failures_total,
+            import_failed=blocked is not None and blocked.kind == "import_error",
+            calls=session.calls,
+            candidate_output=session.output.buffer.decode("utf-8", "replace"),
+            candidate_output_bytes=session.output.total,
+            tests_s=time.monotonic() - t_tests,
+            host_wait_s=clock.credit,
+        ),
+        trouble,
     )
-    return _job_result(recorder, session, int(exit_code), t_tests, received, "pytest")
 
 
-def _job_result(
-    recorder: Results, session: CandidateSession, exit_code: int, t_tests: float, received: float, runner: str
-) -> tuple[dict[str, Any], bool]:
-    t_end = time.time()
-    kinds = {f["kind"] for f in recorder.failures}
-    trouble = bool(kinds & {"timeout", "oom", "candidate_died", "output_limit"}) or session.import_error is not None
-    return {
-        "runner": runner,
-        "exit_code": int(exit_code),
-        "counts": recorder.counts(),
-        "failures": recorder.failures,
-        "import_error": session.import_error,
-        "calls": session.calls,
-        "candidate_output": session.output.buffer.decode("utf-8", "replace"),
-        "candidate_output_bytes": session.output.total,
-        "runner_start_s": t_tests - received,
-        "tests_s": t_end - t_tests,
-    }, trouble
+def _failed_run(kind: str, summary: str, *, oom: bool = False, error: str | None = None) -> JobResult:
+    return JobResult(
+        runner="pytest",
+        exit_code=-1,
+        counts=Counts(),
+        failures=[FailureRecord(test_id="<run>", kind=kind, summary=summary)],
+        failures_total=1,
+        oom=oom,
+        sandbox_error=error,
+    )
 
 
-def _emit(result_fd: int, nonce: str, result: dict[str, Any]) -> None:
-    line = f"VERIFIER-RESULT {nonce} {json.dumps(result)}\n".encode()
-    view = memoryview(line)
-    while view:
-        view = view[os.write(result_fd, view) :]
-
-
-def _reset(ctl: socket.socket) -> bool:
-    """Kill every candidate-uid process and wipe the candidate's writable places."""
+def _host_overloaded() -> bool:
+    """Whether the machine's CPUs are oversubscribed right now (its load, not this container's)."""
     try:
-        return bool(_ctl(ctl, {"op": "reset"}).get("ok"))
-    except (OSError, EOFError, ValueError):
+        return os.getloadavg()[0] > (os.cpu_count() or 1) * 1.5
+    except OSError:
         return False
 
 
-def _serve_one(
-    job: dict[str, Any], candidate: bytes, suite: bytes, ctl: socket.socket, received: float
-) -> tuple[dict[str, Any], bool]:
-    """Prepare both sides, run the job in a forked trusted child; (result, recycle).
-
-    The candidate side was reset before this job (at start-up, or right after the previous
-    job's result went out), so no process or file of an earlier candidate is left.
-    """
-    memfd = os.memfd_create("candidate")
-    try:
-        os.write(memfd, candidate)
-        os.lseek(memfd, 0, os.SEEK_SET)
-        _ctl(ctl, {"op": "load", "module": job["module"]}, [memfd])
-    finally:
-        os.close(memfd)
-    _write_suite(json.loads(suite)["files"], SUITE_DIR)
+def _run_child(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
+    """Run the job in a forked trusted child, within a wall-clock backstop; (result, trouble)."""
+    oom_before = oom_kills()
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the trusted child: runs this job's tests, then exits
         os.close(read_end)
         try:
-            result, trouble = run_job(job, ctl, received)
-        except BaseException as exc:  # noqa: BLE001 - report, never hang the parent
-            result, trouble = {"sandbox_error": f"the trusted runner failed: {exc.__class__.__name__}: {exc}"}, True
-        with os.fdopen(write_end, "w") as fh:
-            json.dump({"result": result, "trouble": trouble}, fh)
-        os._exit(0)
+            try:
+                result, trouble = run_job(header, ctl)
+            except SandboxFailure as exc:
+                result, trouble = _failed_run("infra", exc.summary, error=exc.summary), True
+            except BaseException as exc:  # noqa: BLE001 - report, never hang the parent
+                summary = f"the trusted runner failed ({exc.__class__.__name__})"
+                result, trouble = _failed_run("infra", summary, error=summary), True
+            with os.fdopen(write_end, "w") as fh:
+                json.dump({"result": asdict(result), "trouble": trouble}, fh)
+        finally:
+            os._exit(0)
     os.close(write_end)
-    with os.fdopen(read_end) as fh:
-        payload = fh.read()
+    config = header.config
+    deadline = time.monotonic() + max(config.budget_s, config.call_timeout_s) * OVERLOAD_FACTOR + SERVER_GRACE_S
+    chunks: list[bytes] = []
+    killed = False
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            os.kill(pid, signal.SIGKILL)
+            killed = True
+            break
+        if select.select([read_end], [], [], remaining)[0]:
+            chunk = os.read(read_end, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    os.close(read_end)
     _, status = os.waitpid(pid, 0)
+    if killed:
+        if _host_overloaded():
+            return _failed_run("overloaded", "the host was too busy: the tests did not finish in time"), True
+        return _failed_run("timeout", "the tests did not finish within the run's wall-clock backstop"), True
     try:
-        message = json.loads(payload)
-        return message["result"], bool(message["trouble"])
-    except (ValueError, KeyError):
-        return {"sandbox_error": f"the trusted runner died (wait status {status})"}, True
+        message = json.loads(b"".join(chunks))
+        return protocol.parse_result(json.dumps(message["result"]).encode(), max_bytes=1 << 40), bool(
+            message["trouble"]
+        )
+    except (ValueError, KeyError, TypeError, protocol.ProtocolError):
+        if oom_kills() > oom_before >= 0:
+            return _failed_run("oom", "a process of the run was killed for running out of memory", oom=True), True
+        summary = f"the trusted runner died (wait status {status})"
+        return _failed_run("infra", summary, error=summary), True
+
+
+def _serve_one(
+    header: JobHeader, candidate: bytes, files: dict[str, bytes], ctl: socket.socket
+) -> tuple[JobResult, bool]:
+    memfd = os.memfd_create("candidate")
+    try:
+        os.write(memfd, candidate)
+        os.lseek(memfd, 0, os.SEEK_SET)
+        control(ctl, {"op": "load", "module": header.module}, [memfd])
+    finally:
+        os.close(memfd)
+    _write_suite(files, SUITE_DIR)
+    return _run_child(header, ctl)
+
+
+def _reset(ctl: socket.socket) -> bool:
+    """Kill every candidate process and wipe the candidate's writable places."""
+    try:
+        reply = control(ctl, {"op": "reset"})
+    except SandboxFailure as exc:
+        reply = {"ok": False, "error": exc.summary}
+    if not reply.get("ok"):
+        print(f"verifier-runner: the candidate side was not reset: {reply}", file=sys.stderr, flush=True)
+    return bool(reply.get("ok"))
+
+
+def _option(argv: list[str], name: str, default: str) -> str:
+    return argv[argv.index(name) + 1] if name in argv else default
 
 
 def serve(ctl: socket.socket, argv: list[str]) -> None:
     """Serve up to --max-jobs jobs from stdin; --preload names modules to import before READY."""
-    max_jobs = int(argv[argv.index("--max-jobs") + 1]) if "--max-jobs" in argv else 1
-    preload = argv[argv.index("--preload") + 1] if "--preload" in argv else "pytest,hypothesis"
+    max_jobs = int(_option(argv, "--max-jobs", "1"))
+    preload = _option(argv, "--preload", "pytest,hypothesis")
     # Our stdout is the result channel: keep it for result lines, and send everything else
     # this process or pytest prints to stderr.
     result_fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     with open(f"{TRUSTED_DIR}/pytest.ini", "w") as fh:
-        fh.write("[pytest]\npython_files = test_*.py *_test.py\n")
+        fh.write(pytest_ini())
     # Warm up: what jobs need is imported before the first job arrives.
     for name in filter(None, preload.split(",")):
         importlib.import_module({"pytest": "_pytest.python", "hypothesis": "hypothesis.strategies"}.get(name, name))
+    ChargedClock()  # reads the cgroup files once, so the first job does not pay for it
     if not _reset(ctl):
         os._exit(3)
-    os.write(result_fd, b"VERIFIER-READY\n")
+    os.write(result_fd, protocol.READY + b"\n")
     stdin = sys.stdin.buffer
     for served in range(1, max_jobs + 1):
-        line = stdin.readline()
-        if not line:
+        job = protocol.read_job(stdin)
+        if job is None:
             break
-        received = time.time()
-        job = json.loads(line)
-        candidate = _read_exact(stdin, int(job["candidate_bytes"]))
-        suite = _read_exact(stdin, int(job["suite_bytes"]))
-        result, recycle = _serve_one(job, candidate, suite, ctl, received)
-        # Tell the host when this server will exit after this job, so no job is sent to it.
-        result["recycle"] = recycle or served >= max_jobs
-        _emit(result_fd, str(job["nonce"]), result)
-        if recycle:
-            break  # any sign of trouble: this container is not reused
-        # Reset now, off the next job's critical path; a failed reset ends this server, and
-        # the host retries a job that meets a container that is gone.
-        if not _reset(ctl):
+        header, candidate, files = job
+        result, recycle = _serve_one(header, candidate, files, ctl)
+        last = recycle or served >= max_jobs
+        # Reset before reporting, so the host knows whether this sandbox can take another job.
+        if not last and not _reset(ctl):
+            recycle = last = True
+        line = protocol.format_result_line(header.nonce, last, result)
+        view = memoryview(line)
+        while view:
+            view = view[os.write(result_fd, view) :]
+        if last:
             break
     os._exit(0)

@@ -1,26 +1,43 @@
-"""Plain data across the process boundary, and length-prefixed frames.
+"""Plain data across the process boundary, and length-prefixed frames with limits and deadlines.
 
 Only exact builtin types cross: None, bool, int, float, complex, str, bytes, list,
 tuple, dict, set, frozenset. Subclasses are refused (a list subclass with a forged
 ``__eq__`` is exactly what a cheating candidate returns), so nothing but values
 built by the trusted side's own decoder ever reaches a test.
+
+A receiver never trusts the sender's pace or size: `recv` takes a deadline for the whole
+frame (a sender that stalls half way is a timeout, not a hang) and a byte limit checked
+on the header, before any payload is read; `loads` bounds the number of values a payload
+may expand into before decoding it.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import select
 import socket
 import struct
+import time
 from typing import Any
 
-MAX_FRAME = 64 * 1024 * 1024
 MAX_DEPTH = 200
 _LEN = struct.Struct(">I")
+#: A frame's byte limit divided by this is the most values it may decode into, so that what
+#: decoding builds in memory stays proportional to the limit (about 60 bytes per value).
+BYTES_PER_VALUE = 8
 
 
 class NotPlainData(TypeError):
-    """A value is not made of exact builtin types."""
+    """A value is not made of exact builtin types (or a frame is malformed)."""
+
+
+class FrameTooLarge(ValueError):
+    """A frame over the receiver's byte or value limit."""
+
+
+class FrameTimeout(TimeoutError):
+    """The deadline passed before a whole frame arrived."""
 
 
 def encode(value: Any, depth: int = 0) -> Any:
@@ -60,7 +77,7 @@ def decode(value: Any, depth: int = 0) -> Any:
     if type(value) is int:
         return value
     if type(value) is not list or len(value) != 2 or type(value[0]) is not str:
-        raise NotPlainData(f"malformed wire value {str(value)[:80]!r}")
+        raise NotPlainData("malformed wire value")
     tag, body = value
     if tag == "I":
         return int(body)
@@ -80,19 +97,35 @@ def decode(value: Any, depth: int = 0) -> Any:
         return base64.b64decode(body)
     if tag == "C":
         return complex(float.fromhex(body[0]), float.fromhex(body[1]))
-    raise NotPlainData(f"unknown wire tag {tag!r}")
+    raise NotPlainData("unknown wire tag")
 
 
-def send(sock: socket.socket, message: Any) -> None:
-    data = json.dumps(message, separators=(",", ":")).encode()
-    if len(data) > MAX_FRAME:
-        raise NotPlainData(f"a message of {len(data)} bytes, over the {MAX_FRAME}-byte limit")
+def dumps(message: Any) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode()
+
+
+def loads(payload: bytes, *, max_values: int) -> Any:
+    """JSON-decode an untrusted payload, refusing one that would expand into too many values."""
+    values = payload.count(b"[") + payload.count(b",") + payload.count(b"{")
+    if values > max_values:
+        raise FrameTooLarge(f"a frame of {len(payload)} bytes holding about {values} values (limit {max_values})")
+    return json.loads(payload)
+
+
+def send(sock: socket.socket, message: Any, limit: int | None = None) -> None:
+    data = dumps(message)
+    if limit is not None and len(data) > limit:
+        raise FrameTooLarge(f"a message of {len(data)} bytes, over the {limit}-byte limit")
     sock.sendall(_LEN.pack(len(data)) + data)
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
+def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
     buf = bytearray()
     while len(buf) < n:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([sock], [], [], remaining)[0]:
+                raise FrameTimeout(f"{len(buf)} of {n} bytes arrived before the deadline")
         chunk = sock.recv(min(n - len(buf), 1 << 20))
         if not chunk:
             raise EOFError("peer closed the channel")
@@ -100,8 +133,49 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
     return bytes(buf)
 
 
-def recv(sock: socket.socket) -> Any:
-    (size,) = _LEN.unpack(_recv_exact(sock, _LEN.size))
-    if size > MAX_FRAME:
-        raise NotPlainData(f"a message of {size} bytes, over the {MAX_FRAME}-byte limit")
-    return json.loads(_recv_exact(sock, size))
+def recv_frame(sock: socket.socket, *, limit: int, deadline: float | None = None) -> bytes:
+    """One frame's payload. Raises EOFError, FrameTimeout, or FrameTooLarge (before reading it)."""
+    (size,) = _LEN.unpack(_recv_exact(sock, _LEN.size, deadline))
+    if size > limit:
+        raise FrameTooLarge(f"a message of {size} bytes, over the {limit}-byte limit")
+    return _recv_exact(sock, size, deadline)
+
+
+def recv(sock: socket.socket, *, limit: int, deadline: float | None = None) -> Any:
+    return loads(recv_frame(sock, limit=limit, deadline=deadline), max_values=limit // BYTES_PER_VALUE)
+
+
+class FrameReader:
+    """Assembles one frame at a time from a socket without ever blocking on it.
+
+    `feed` reads what is there (call it when the socket is readable) and returns a whole
+    frame's payload once complete, so the caller's deadlines apply to a sender that stalls
+    half way through a frame exactly as to one that never starts. The size in the header is
+    checked against `limit` before the payload is read.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.buf = bytearray()
+
+    def take(self) -> bytes | None:
+        """A whole frame already received, if any (reads nothing)."""
+        if len(self.buf) < _LEN.size:
+            return None
+        (size,) = _LEN.unpack_from(self.buf)
+        if size > self.limit:
+            raise FrameTooLarge(f"a message of {size} bytes, over the {self.limit}-byte limit")
+        end = _LEN.size + size
+        if len(self.buf) < end:
+            return None
+        payload = bytes(self.buf[_LEN.size : end])
+        del self.buf[:end]
+        return payload
+
+    def feed(self, sock: socket.socket) -> bytes | None:
+        """Read what `sock` has (call when it is readable); a whole frame if one is complete."""
+        chunk = sock.recv(1 << 20)
+        if not chunk:
+            raise EOFError("peer closed the channel")
+        self.buf += chunk
+        return self.take()

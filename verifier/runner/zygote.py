@@ -1,30 +1,97 @@
-"""Runs as the candidate's user. Loads each job's candidate source, forks fresh candidate
-processes on request, kills and reaps them, and wipes the candidate's writable places
-between jobs. It never imports or runs candidate code itself; its children do."""
+"""The zygote: forks candidate processes on request and resets the candidate side.
+
+It runs as its own uid (ZYGOTE_UID) holding only CAP_SETUID/CAP_SETGID (so that its children
+can become the candidate's uid) and CAP_KILL (to kill the candidate processes it made; it
+never signals anything else, and sweeps the candidate's uid from a child that became it).
+Candidates (another uid, no capabilities) cannot signal it,
+change its rlimits or priority, or trace it: nothing a candidate does reaches the processes
+that later candidates are forked from. The zygote never imports or runs candidate code; it
+holds the job's source as bytes, and its children write and import it.
+
+Requests arrive from the trusted side over a SEQPACKET socket (JSON, fds attached):
+
+    load  {module}, fd=memfd     keep this job's candidate source
+    spawn fds=[rpc, output]      fork a candidate process; {"pid": ...}
+    reap  {pid}                  kill it if alive; {"exit_code"|"signal"|"unknown"}
+    reset                        kill every candidate process, wipe every place it can write,
+                                 remove its IPC objects; {"ok": bool, ...}. A reset that is not ok
+                                 means the sandbox may hold a candidate's leftovers: recycle it.
+"""
 
 from __future__ import annotations
 
 import ctypes
 import json
 import os
+import resource
+import select
 import shutil
 import signal
 import socket
+import struct
 import time
+from typing import Any
 
-PR_SET_DUMPABLE = 4
+from .protocol import CANDIDATE_DIR, CANDIDATE_UID, CANDIDATE_WRITABLE, SCRATCH_DIR
+
+PR_SET_PDEATHSIG = 1
+PR_SET_KEEPCAPS = 8
 PR_SET_CHILD_SUBREAPER = 36
-CANDIDATE_DIR = "/tmp/candidate"
-WIPE_DIRS = ("/tmp", "/dev/shm")
+CAP_KILL, CAP_SETGID, CAP_SETUID = 5, 6, 7
+#: What the zygote keeps; every other process in the sandbox keeps nothing.
+ZYGOTE_CAPS = (1 << CAP_KILL) | (1 << CAP_SETGID) | (1 << CAP_SETUID)
+_CAP_VERSION_3 = 0x20080522
 #: How long a reset may keep killing before it declares a process that would not die.
 RESET_BUDGET_S = 2.0
+#: A reset reports within this time or counts as failed.
+RESET_TIMEOUT_S = 10.0
+#: Imported once here so candidate processes start with them (candidate-side only).
+COMMON_MODULES = ("typing", "math", "collections", "itertools", "functools", "re", "string", "heapq", "bisect")
+_LIBC = ctypes.CDLL(None, use_errno=True)
+#: Kernel objects that outlive the processes that made them, per IPC namespace.
+SYSV_TABLES = {"shm": 0, "sem": 1, "msg": 2}
+_IPC_RMID = 0
 
 
-def _prctl(option: int, value: int) -> None:
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+def prctl(option: int, value: int) -> None:
+    if _LIBC.prctl(option, value, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
+
+
+def capset(mask: int) -> None:
+    """Set the effective and permitted capability sets of this thread to `mask` (low 32 caps)."""
+    header = ctypes.create_string_buffer(struct.pack("Ii", _CAP_VERSION_3, 0))
+    data = ctypes.create_string_buffer(struct.pack("IIIIII", mask, mask, 0, 0, 0, 0))
+    if _LIBC.capset(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
+
+
+def capabilities() -> tuple[int, int]:
+    """(effective, permitted) capability masks of this process."""
+    eff = prm = -1
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("CapEff:"):
+                eff = int(line.split()[1], 16)
+            elif line.startswith("CapPrm:"):
+                prm = int(line.split()[1], 16)
+    return eff, prm
+
+
+def become(uid: int, *, keep_setuid: bool = False) -> None:
+    """Drop to `uid` (and its gid, no groups). With keep_setuid, keep ZYGOTE_CAPS (for the
+    zygote); otherwise end with no capability at all, or exit."""
+    if keep_setuid:
+        prctl(PR_SET_KEEPCAPS, 1)
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    keep = ZYGOTE_CAPS if keep_setuid else 0
+    capset(keep)
+    if keep_setuid:
+        prctl(PR_SET_KEEPCAPS, 0)
+    if os.getuid() != uid or os.geteuid() != uid or capabilities() != (keep, keep):
+        os._exit(70)  # never run anything with privileges we did not mean to keep
 
 
 def _reap(statuses: dict[int, int]) -> None:
@@ -44,133 +111,214 @@ def _describe(status: int) -> dict[str, object]:
     return {"exit_code": os.waitstatus_to_exitcode(status)}
 
 
-def _others() -> list[int]:
-    """Processes of our uid other than ourselves."""
-    me, uid = os.getpid(), os.getuid()
+def _candidate_processes(me: int) -> list[int]:
+    """Live (not zombie) processes of the candidate's uid, other than `me`.
+
+    Read from /proc/PID/status: candidate processes are not dumpable (they changed uid), so
+    their /proc entries belong to root and the directory's owner says nothing.
+    """
     found = []
     for entry in os.listdir("/proc"):
-        if entry.isdigit() and int(entry) != me:
-            try:
-                if os.stat(f"/proc/{entry}").st_uid == uid:
-                    found.append(int(entry))
-            except OSError:
-                continue
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as fh:
+                fields = dict(line.split(":", 1) for line in fh if ":" in line)
+            if int(fields["Uid"].split()[0]) == CANDIDATE_UID and fields["State"].split()[0] not in ("Z", "X"):
+                found.append(int(entry))
+        except (OSError, KeyError, ValueError, IndexError):
+            continue
     return found
 
 
-def _reset(statuses: dict[int, int]) -> dict[str, object]:
-    """Kill every other process of the candidate's uid and wipe its writable places."""
-    survivors: list[int] = []
-    deadline = time.monotonic() + RESET_BUDGET_S
-    while True:
-        try:
-            os.kill(-1, signal.SIGKILL)  # every process we may signal, not ourselves
-        except ProcessLookupError:
-            pass
-        _reap(statuses)
-        survivors = [p for p in _others() if not _is_zombie(p)]
-        # A killed process takes a moment to tear down its memory: give it that moment,
-        # but a process that keeps coming back (a fork loop) fails the reset.
-        if not survivors or time.monotonic() > deadline:
-            break
-        time.sleep(0.001)
-    statuses.clear()
+def _wipe() -> int:
+    """Remove everything in the candidate's writable places; the number of entries left."""
     left = 0
-    for top in WIPE_DIRS:
+    for top in CANDIDATE_WRITABLE:
         try:
             entries = os.listdir(top)
+        except FileNotFoundError:
+            continue
         except OSError:
+            left += 1  # e.g. the candidate made its scratch dir unreadable and we could not undo it
             continue
         for name in entries:
             path = os.path.join(top, name)
             try:
                 if os.path.isdir(path) and not os.path.islink(path):
+                    for root, dirs, _files in os.walk(path):  # undo chmod 000 inside the tree
+                        for d in dirs:
+                            os.chmod(os.path.join(root, d), 0o700)
                     shutil.rmtree(path)
                 else:
                     os.unlink(path)
             except OSError:
                 left += 1
-    return {"ok": not survivors and not left, "survivors": len(survivors), "left_files": left}
+    return left
 
 
-def _is_zombie(pid: int) -> bool:
+def _remove_ipc() -> int:
+    """Remove the SysV IPC objects the candidate made (also ones it handed to another uid);
+    the number left. Runs as the candidate's uid, which may remove what it created."""
+    left = 0
+    for table, kind in SYSV_TABLES.items():
+        try:
+            with open(f"/proc/sysvipc/{table}") as fh:
+                rows = fh.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cols = row.split()
+            ident = int(cols[1])
+            call = {0: _LIBC.shmctl, 1: _LIBC.semctl, 2: _LIBC.msgctl}[kind]
+            ok = (call(ident, 0, _IPC_RMID, None) if kind == 1 else call(ident, _IPC_RMID, None)) == 0
+            left += 0 if ok else 1
+    return left
+
+
+def _sweep(report_fd: int) -> None:
+    """In a child that became the candidate's uid: kill every candidate process, wipe, report."""
+    survivors: list[int] = []
+    me = os.getpid()
+    deadline = time.monotonic() + RESET_BUDGET_S
+    while True:
+        try:
+            os.kill(-1, signal.SIGKILL)  # every process of our uid except ourselves
+        except ProcessLookupError:
+            pass
+        survivors = _candidate_processes(me)
+        # A killed process takes a moment to tear down its memory: give it that moment,
+        # but a process that keeps coming back (a fork loop) fails the reset.
+        if not survivors or time.monotonic() > deadline:
+            break
+        time.sleep(0.001)
     try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return True
+        os.chmod(SCRATCH_DIR, 0o700)  # the candidate owns its scratch root and may have changed its mode
+    except OSError:
+        pass
+    report = {"survivors": len(survivors), "left_files": _wipe(), "left_ipc": _remove_ipc()}
+    os.write(report_fd, json.dumps(report).encode())
 
 
-#: Imported once in the zygote so candidate processes start with them (candidate-side only;
-#: what a candidate does to them never reaches the trusted side).
-COMMON_MODULES = ("typing", "math", "collections", "itertools", "functools", "re", "string", "heapq", "bisect")
+def _limits_snapshot() -> tuple[Any, ...]:
+    rlimits = tuple(resource.getrlimit(r) for r in (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NOFILE))
+    return (*rlimits, os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0))
+
+
+class Zygote:
+    def __init__(self, ctl: socket.socket) -> None:
+        self.ctl = ctl
+        self.statuses: dict[int, int] = {}
+        self.module = "solution"
+        self.source = b""
+        self.snapshot = _limits_snapshot()
+
+    def _reset(self) -> dict[str, Any]:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(read_end)
+                become(CANDIDATE_UID)
+                _sweep(write_end)
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        report: dict[str, Any] = {}
+        try:
+            ready = select.select([read_end], [], [], RESET_TIMEOUT_S)[0]
+            if ready:
+                report = json.loads(os.read(read_end, 4096) or b"{}")
+        except ValueError:
+            report = {}
+        finally:
+            os.close(read_end)
+        try:
+            os.kill(pid, signal.SIGKILL)  # a sweeper that overran its time
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+        _reap(self.statuses)
+        self.statuses.clear()
+        # Unreachable by candidates by construction (another uid); checked anyway, since a
+        # changed rlimit or priority here would be inherited by every later candidate.
+        intact = _limits_snapshot() == self.snapshot
+        ok = bool(report) and not any(report.values()) and intact
+        return {"ok": ok, **report, "zygote_intact": intact}
+
+    def _spawn(self, fds: list[int]) -> int:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self.ctl.close()
+                become(CANDIDATE_UID)
+                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                try:  # under memory pressure the kernel kills candidate processes first
+                    with open("/proc/self/oom_score_adj", "w") as fh:
+                        fh.write("1000")
+                except OSError:
+                    pass
+                os.makedirs(CANDIDATE_DIR, mode=0o700, exist_ok=True)
+                path = f"{CANDIDATE_DIR}/{self.module}.py"
+                if os.path.lexists(path):
+                    os.unlink(path)  # never a file an earlier candidate process of this run left
+                with open(path, "wb") as fh:
+                    fh.write(self.source)
+                from . import candidate
+
+                candidate.serve(fds[0], fds[1], self.module, CANDIDATE_DIR)
+            finally:
+                os._exit(0)
+        for fd in fds:
+            os.close(fd)
+        return pid
+
+    def _reap_one(self, pid: int) -> dict[str, object]:
+        if pid not in self.statuses:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                _, status = os.waitpid(pid, 0)
+                self.statuses[pid] = status
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        known = self.statuses.get(pid)
+        return _describe(known) if known is not None else {"unknown": True}
+
+    def serve(self) -> None:
+        while True:
+            try:
+                data, fds, _flags, _addr = socket.recv_fds(self.ctl, 65536, 4)
+            except OSError:
+                data, fds = b"", []
+            if not data:  # the trusted side is gone: take the candidate side down with us
+                self._reset()
+                return
+            request = json.loads(data)
+            op = request["op"]
+            _reap(self.statuses)
+            reply: dict[str, Any]
+            if op == "load":
+                self.module = str(request["module"])
+                with os.fdopen(fds[0], "rb") as src:
+                    self.source = src.read()
+                reply = {"ok": True}
+            elif op == "spawn":
+                reply = {"pid": self._spawn(fds)}
+            elif op == "reap":
+                reply = self._reap_one(int(request["pid"]))
+            elif op == "reset":
+                reply = self._reset()
+            else:
+                reply = {"error": "unknown op"}
+            self.ctl.send(json.dumps(reply).encode())
 
 
 def serve(ctl: socket.socket) -> None:
     import importlib
 
-    from . import candidate  # imported once here; every candidate process inherits it
+    from . import candidate  # noqa: F401 - imported once here; every candidate process inherits it
 
     for name in COMMON_MODULES:
         importlib.import_module(name)
-
-    # Not dumpable: a candidate (same uid) cannot ptrace us or read our memory to
-    # tamper with what we hand the next candidate.
-    _prctl(PR_SET_DUMPABLE, 0)
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of candidates come back to us, so reset reaches them
-    try:  # under memory pressure the kernel kills candidate processes first
-        with open("/proc/self/oom_score_adj", "w") as fh:
-            fh.write("1000")
-    except OSError:
-        pass
-    statuses: dict[int, int] = {}
-    module = "solution"
-    while True:
-        try:
-            data, fds, _flags, _addr = socket.recv_fds(ctl, 65536, 4)
-        except OSError:
-            data, fds = b"", []
-        if not data:  # the trusted side is gone: take everything down with us
-            os.kill(-1, signal.SIGKILL)
-            return
-        request = json.loads(data)
-        op = request["op"]
-        _reap(statuses)
-        if op == "load":
-            module = str(request["module"])
-            with os.fdopen(fds[0], "rb") as src:
-                source = src.read()
-            shutil.rmtree(CANDIDATE_DIR, ignore_errors=True)
-            os.makedirs(CANDIDATE_DIR, mode=0o700)
-            with open(f"{CANDIDATE_DIR}/{module}.py", "wb") as fh:
-                fh.write(source)
-            del source
-            ctl.send(b'{"ok": true}')
-        elif op == "spawn":
-            pid = os.fork()
-            if pid == 0:
-                ctl.close()
-                candidate.serve(fds[0], fds[1], module, CANDIDATE_DIR)
-                os._exit(0)
-            for fd in fds:
-                os.close(fd)
-            ctl.send(json.dumps({"pid": pid}).encode())
-        elif op == "reap":
-            pid = int(request["pid"])
-            if pid not in statuses:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    _, status = os.waitpid(pid, 0)
-                    statuses[pid] = status
-                except (ProcessLookupError, ChildProcessError):
-                    pass
-            known = statuses.get(pid)
-            ctl.send(json.dumps(_describe(known) if known is not None else {"unknown": True}).encode())
-        elif op == "killall":
-            os.kill(-1, signal.SIGKILL)
-            _reap(statuses)
-            ctl.send(b'{"ok": true}')
-        elif op == "reset":
-            ctl.send(json.dumps(_reset(statuses)).encode())
-        else:
-            ctl.send(b'{"error": "unknown op"}')
+    prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of candidates come back to us, so a reset reaches them
+    Zygote(ctl).serve()

@@ -16,12 +16,6 @@ from typing import Literal
 
 from verifier.limits import Limits
 
-#: uid:gid of the trusted side (and of plain jobs). Never root.
-TRUSTED_UID = 2000
-#: uid:gid of the candidate process. Different from the trusted one, so it cannot signal,
-#: trace or read the trusted side.
-CANDIDATE_UID = 2001
-
 
 @dataclass(frozen=True)
 class SandboxJob:
@@ -31,7 +25,7 @@ class SandboxJob:
     command: Sequence[str]
     limits: Limits
     stdin: bytes = b""
-    #: "plain": runs as TRUSTED_UID with no capabilities at all.
+    #: "plain": runs as the trusted uid with no capabilities at all.
     #: "launcher": starts as root holding only SETUID/SETGID, for the in-container launcher
     #: that splits into the trusted and the candidate user before any other code runs.
     mode: Literal["plain", "launcher"] = "plain"
@@ -56,6 +50,10 @@ class RawRun:
     queue_s: float = 0.0
     #: The machine (or cluster node) whose engine ran the job; None: this one.
     node: str | None = None
+    #: Sandbox runs it took (more than 1 when a container died under the job and it was rerun).
+    attempts: int = 1
+    #: The machine's load per CPU when the host killed the job for time (see container.host_load).
+    host_load: float | None = None
 
 
 class SandboxBackend(ABC):

@@ -12,16 +12,18 @@ from typing import Any
 from docker.types import LogConfig, Ulimit
 
 from verifier.limits import Limits
-from verifier.sandbox.backend import CANDIDATE_UID, TRUSTED_UID, SandboxJob
+from verifier.runner.protocol import CANDIDATE_UID, SCRATCH_DIR, TRUSTED_DIR, TRUSTED_UID
+from verifier.sandbox.backend import SandboxJob
 
 LABEL_MANAGED = "org.verifier.managed"
 LABEL_OWNER_PID = "org.verifier.owner-pid"
 LABEL_OWNER_HOST = "org.verifier.owner-host"
+LABEL_OWNER_START = "org.verifier.owner-start"
 
-#: Where the trusted side keeps the suite (launcher jobs). Only TRUSTED_UID can enter.
-TRUSTED_DIR = "/run/trusted"
-#: The candidate's scratch dir (launcher jobs); the plain jobs' scratch dir.
-SCRATCH_DIR = "/tmp"
+#: Capabilities of the launcher (root) in launcher mode; see verifier/runner/launch.py.
+LAUNCHER_CAPS = ("SETUID", "SETGID", "KILL")
+#: /dev/shm's size: a tmpfs that, like the scratch dir, is memory that outlives processes.
+SHM_BYTES = 16 * 1024**2
 
 #: The name gVisor's runsc is registered under in the engine's daemon.json.
 GVISOR_RUNTIME = "runsc"
@@ -36,12 +38,29 @@ def _tmpfs(limits: Limits, owner: int | None, mode: str) -> str:
     return opts
 
 
+def ipc_sysctls(limits: Limits) -> dict[str, str]:
+    """Bounds on the container's own IPC namespace: SysV objects are kernel memory that outlives
+    the process that made it, so they get no more room than the scratch space."""
+    pages = max(1, limits.scratch_bytes // 4096)
+    return {
+        "kernel.shmmax": str(limits.scratch_bytes),
+        "kernel.shmall": str(pages),
+        "kernel.shmmni": "64",
+        "kernel.msgmni": "32",
+        "kernel.msgmax": "8192",
+        "kernel.msgmnb": "16384",
+    }
+
+
 def container_kwargs(job: SandboxJob, labels: Mapping[str, str]) -> dict[str, Any]:
     """Arguments for `APIClient.create_container` (host_config included) for `job`."""
     limits = job.limits
     if job.mode == "launcher":
         user = "0:0"  # only to split into two unprivileged users; see verifier/runner/launch.py
-        cap_add = ["SETUID", "SETGID"]
+        # SETUID/SETGID: the zygote's children become the candidate's uid; KILL: the zygote
+        # (another uid than the candidates, so they cannot reach it) kills the candidate
+        # processes it made. The trusted side and the candidates keep no capability at all.
+        cap_add = list(LAUNCHER_CAPS)
         tmpfs = {
             SCRATCH_DIR: _tmpfs(limits, CANDIDATE_UID, "0700"),
             TRUSTED_DIR: _tmpfs(limits, TRUSTED_UID, "0700"),
@@ -67,11 +86,12 @@ def container_kwargs(job: SandboxJob, labels: Mapping[str, str]) -> dict[str, An
             Ulimit(name="core", soft=0, hard=0),
         ],
         # Plain jobs get tini as PID 1 to reap orphans. Launcher jobs do not: tini would stay
-        # root (with SETUID/SETGID) for the container's life; there the trusted server is
+        # root (with the launcher's capabilities) for the container's life; there the trusted server is
         # PID 1 and the zygote is the candidates' subreaper.
         "init": job.mode == "plain",
         "ipc_mode": "private",
-        "shm_size": min(limits.scratch_bytes, 16 * 1024**2),
+        "shm_size": min(limits.scratch_bytes, SHM_BYTES),
+        "sysctls": ipc_sysctls(limits),
         # Output reaches us through the attach stream only; never written to the host's disk.
         "log_config": LogConfig(type=LogConfig.types.NONE),
         "auto_remove": False,  # we remove it ourselves after reading its state

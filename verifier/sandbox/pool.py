@@ -22,28 +22,24 @@ from __future__ import annotations
 
 import atexit
 import queue
-import socket
 import threading
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import docker
-import docker.errors
-import requests.exceptions
 
 from verifier.errors import ImageNotFound, SandboxUnavailable
 from verifier.limits import Limits
-from verifier.sandbox.attach import STDERR, pieces
+from verifier.runner.protocol import is_launch_command, launch_command, split_result_line
+from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
-from verifier.sandbox.docker_engine import DockerBackend, _remove, connect, owner_labels
-from verifier.sandbox.hardening import container_kwargs
+from verifier.sandbox.container import ENGINE_ERRORS, Container, host_load, remove
+from verifier.sandbox.docker_engine import DockerBackend, connect
+from verifier.sandbox.gc import owner_labels
 
 Policy = Literal["fresh", "reuse"]
-SERVER_COMMAND = ("python3", "-I", "-B", "-m", "verifier_runner.launch", "--max-jobs")
-READY = b"VERIFIER-READY"
-RESULT = b"VERIFIER-RESULT "
 #: Container-level fields: a job must match them to run in a pooled container.
 CONTAINER_FIELDS = (
     "memory_bytes",
@@ -59,78 +55,8 @@ START_TIMEOUT_S = 60.0
 SWEEP_TIMEOUT_S = 30.0
 LABEL_POOL_ID = "org.verifier.pool-id"
 ACQUIRE_TIMEOUT_S = 120.0
-
-
-class _Broken(Exception):
-    """The container died or stopped answering."""
-
-
-class _Warm:
-    """One started container: its attach socket, and a reader that splits its output."""
-
-    def __init__(self, api: Any, name: str, cid: str, sock: socket.socket, image_id: str) -> None:
-        self.api, self.name, self.cid, self.sock, self.image_id = api, name, cid, sock, image_id
-        self.cond = threading.Condition()
-        self.ready = False
-        self.eof = False
-        self.uses = 0
-        self.started = time.monotonic()
-        self.cap = 1 << 20
-        self.out = bytearray()
-        self.err = bytearray()
-        self.result: bytes | None = None
-        self.limited = False
-        self.reader = threading.Thread(target=self._read, daemon=True, name=f"warm-{name}")
-        self.reader.start()
-
-    def _read(self) -> None:
-        pending = bytearray()
-        for kind, data in pieces(self.sock):
-            with self.cond:
-                if kind == STDERR:
-                    room = self.cap - len(self.err)
-                    self.err += data[: max(room, 0)]
-                    self.limited |= len(data) > room
-                    continue
-                pending += data
-                while b"\n" in pending:
-                    line, _, rest = bytes(pending).partition(b"\n")
-                    pending = bytearray(rest)
-                    if line == READY:
-                        self.ready = True
-                    elif line.startswith(RESULT):
-                        self.result = line
-                    elif len(self.out) < self.cap:
-                        self.out += line[: self.cap - len(self.out)] + b"\n"
-                    else:
-                        self.limited = True
-                if len(pending) > self.cap:  # an endless line: no result can be in it
-                    self.limited = True
-                    pending.clear()
-                self.cond.notify_all()
-        with self.cond:
-            self.eof = True
-            self.cond.notify_all()
-
-    def wait_ready(self, timeout: float) -> bool:
-        with self.cond:
-            self.cond.wait_for(lambda: self.ready or self.eof, timeout)
-            return self.ready and not self.eof
-
-    def submit(self, stdin: bytes, timeout: float, cap: int) -> tuple[bytes | None, bool]:
-        """Send one job; (result line or None, timed_out)."""
-        with self.cond:
-            if self.eof:
-                raise _Broken("the container is gone")
-            self.out, self.err, self.result, self.limited, self.cap = bytearray(), bytearray(), None, False, cap
-        self.uses += 1
-        try:
-            self.sock.sendall(stdin)
-        except OSError as exc:
-            raise _Broken(f"cannot send the job: {exc}") from exc
-        with self.cond:
-            done = self.cond.wait_for(lambda: self.result is not None or self.eof or self.limited, timeout)
-            return self.result, not done
+#: Output kept from a warm container between its jobs (the READY line, start-up noise).
+IDLE_CAP = 1 << 20
 
 
 @dataclass
@@ -139,6 +65,8 @@ class PoolStats:
     destroyed: int = 0
     cold_fallbacks: int = 0
     broken: int = 0
+    #: Jobs run a second time because their container died before answering.
+    rerun: int = 0
 
 
 class WarmPool(SandboxBackend):
@@ -155,6 +83,7 @@ class WarmPool(SandboxBackend):
         client: docker.DockerClient | None = None,
         preload: str = "pytest,hypothesis",
         idle_timeout_s: float | None = 600.0,
+        admission: Admission | None = None,
     ) -> None:
         if size < 1:
             raise ValueError("pool size must be at least 1")
@@ -168,10 +97,12 @@ class WarmPool(SandboxBackend):
         self.preload = preload
         #: Idle containers older than this are removed (and restarted on the next demand).
         self.idle_timeout_s = idle_timeout_s
+        self.admission = admission or Admission()
         self._client = client
-        self._cold = DockerBackend(client)
-        self._idle: queue.Queue[_Warm] = queue.Queue()
-        self._all: dict[str, _Warm] = {}
+        self._own_client = client is None
+        self._cold = DockerBackend(client, admission=self.admission)
+        self._idle: queue.Queue[Container] = queue.Queue()
+        self._all: dict[str, Container] = {}
         self._lock = threading.Lock()
         self._closed = False
         self._image_id: str | None = None
@@ -218,11 +149,10 @@ class WarmPool(SandboxBackend):
                 except ImageNotFound as exc:  # final: retrying cannot help
                     self._fatal = exc
                     return
-                except (SandboxUnavailable, docker.errors.DockerException, requests.exceptions.RequestException):
+                except (SandboxUnavailable, *ENGINE_ERRORS):
                     time.sleep(backoff)  # engine down or restarting: keep trying until closed
                     backoff = min(backoff * 2, 5.0)
-                    self._client = None
-                    self._cold = DockerBackend()
+                    self._reconnect()
                     continue
                 if warm.wait_ready(START_TIMEOUT_S):
                     with self._lock:
@@ -236,43 +166,42 @@ class WarmPool(SandboxBackend):
             with self._lock:
                 self._starting -= 1
 
-    def _create(self) -> _Warm:
-        api = self.client.api
-        image_id = self.image_id(self.image)
-        name = f"verifier-pool-{uuid.uuid4().hex[:12]}"
-        job = SandboxJob(image=self.image, command=(), limits=self.limits, mode="launcher")
-        kwargs = container_kwargs(job, owner_labels({"org.verifier.pool": self.isolation, LABEL_POOL_ID: self.pool_id}))
-        host_config = api.create_host_config(**kwargs.pop("host_config"))
-        command = [*SERVER_COMMAND, str(self.max_uses), "--preload", self.preload or ","]
-        try:
-            cid = api.create_container(image_id, command=command, name=name, host_config=host_config, **kwargs)["Id"]
-            raw = api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
-            sock: socket.socket = getattr(raw, "_sock", raw)
-            sock.settimeout(None)
-            api.start(cid)
-        except BaseException:
-            _remove(api, name)
-            raise
-        warm = _Warm(api, name, cid, sock, image_id)
+    def _reconnect(self) -> None:
+        if self._own_client and self._client is not None:
+            try:
+                self._client.close()
+            except ENGINE_ERRORS:
+                pass
+        self._client = None if self._own_client else self._client
+        self._cold = DockerBackend(self._client, admission=self.admission)
+
+    def _create(self) -> Container:
+        warm = Container.start(
+            self.client.api,
+            image_id=self.image_id(self.image),
+            command=launch_command(self.max_uses, self.preload),
+            limits=self.limits,
+            mode="launcher",
+            labels=owner_labels({"org.verifier.pool": self.isolation, LABEL_POOL_ID: self.pool_id}),
+            cap=IDLE_CAP,
+            prefix="verifier-pool",
+        )
         with self._lock:
-            self._all[name] = warm
+            self._all[warm.name] = warm
             self.stats.started += 1
         return warm
 
-    def _destroy(self, warm: _Warm) -> None:
+    def _destroy(self, warm: Container) -> None:
         with self._lock:
             self._all.pop(warm.name, None)
             self.stats.destroyed += 1
-        try:
-            warm.sock.close()
-        except OSError:
-            pass
-        _remove(warm.api, warm.name)
+        warm.remove()
 
     # -- jobs ---------------------------------------------------------------------
     def _compatible(self, job: SandboxJob) -> bool:
         return (
             job.mode == "launcher"
+            and is_launch_command(job.command)
             and job.image == self.image
             and all(getattr(job.limits, f) == getattr(self.limits, f) for f in CONTAINER_FIELDS)
         )
@@ -292,7 +221,7 @@ class WarmPool(SandboxBackend):
                     break
                 self._destroy(warm)
 
-    def _acquire(self) -> _Warm:
+    def _acquire(self) -> Container:
         self._demand = time.monotonic()
         deadline = time.monotonic() + ACQUIRE_TIMEOUT_S
         while time.monotonic() < deadline:
@@ -320,50 +249,56 @@ class WarmPool(SandboxBackend):
             self.stats.cold_fallbacks += 1
             return self._cold.run(job)
         queued = time.monotonic()
-        for attempt in range(2):
-            warm = self._acquire()
-            started = time.monotonic()
-            try:
-                line, timed_out = warm.submit(job.stdin, job.limits.timeout_s, job.limits.output_bytes)
-            except _Broken:
-                line, timed_out = None, False
-            if line is not None or timed_out or attempt == 1 or not warm.eof:
-                break
-            # The container died before answering (killed from outside, engine restart): the
-            # job never ran to a result, so it is safe to run it once more on another one.
-            self.stats.broken += 1
-            self._recycle(warm)
-        return self._finish(job, warm, line, timed_out, queued, started)
+        with self.admission.slot():
+            for attempt in range(1, 3):
+                warm = self._acquire()
+                started = time.monotonic()
+                warm.reset_output(job.limits.output_bytes)
+                warm.uses += 1
+                sent = warm.send(job.stdin)
+                done = sent and warm.wait_for(
+                    lambda w=warm: w.result is not None or w.eof or w.limited,  # type: ignore[misc]
+                    job.limits.timeout_s,
+                )
+                _, _, line, _, eof = warm.output()
+                if line is not None or (done and not eof) or (sent and not done) or attempt == 2:
+                    break
+                if warm.oom_killed():
+                    break  # killed for memory under this job: that is the job's verdict, not bad luck
+                # The container died before answering (killed from outside, engine restart): the
+                # job never ran to a result, so it is safe to run it once more on another one.
+                self.stats.broken += 1
+                self.stats.rerun += 1
+                self._recycle(warm)
+            return self._finish(
+                job, warm, timed_out=sent and not done, queued=queued, started=started, attempts=attempt
+            )
 
-    def _recycle(self, warm: _Warm) -> None:
+    def _recycle(self, warm: Container) -> None:
         # Remove in the background: removal is not on the caller's critical path.
         threading.Thread(target=self._destroy, args=(warm,), daemon=True).start()
         self._start_async()
 
     def _finish(
-        self, job: SandboxJob, warm: _Warm, line: bytes | None, timed_out: bool, queued: float, started: float
+        self, job: SandboxJob, warm: Container, *, timed_out: bool, queued: float, started: float, attempts: int
     ) -> RawRun:
         recycle = True
         try:
             finished = time.monotonic()
+            load = None
             if timed_out:
-                try:
-                    warm.api.kill(warm.cid)
-                except (docker.errors.DockerException, requests.exceptions.RequestException):
-                    pass
-            with warm.cond:
-                err, out, limited, eof = bytes(warm.err), bytes(warm.out), warm.limited, warm.eof
-            oom = False
-            if line is None or eof:
-                oom = self._oom_killed(warm)
+                load = host_load()
+                warm.kill("timeout")
+            out, err, line, limited, eof = warm.output()
+            split = split_result_line(line) if line is not None else None
             recycle = (
-                line is None
+                split is None
+                or split[1]
                 or eof
                 or timed_out
                 or limited
                 or warm.uses >= self.max_uses
                 or self.isolation == "fresh"
-                or b'"recycle": true' in line
             )
             return RawRun(
                 exit_code=None if not eof else -1,
@@ -371,26 +306,22 @@ class WarmPool(SandboxBackend):
                 stderr=err,
                 truncated=limited,
                 timed_out=timed_out,
-                oom_killed=oom,
-                output_limited=limited,
+                oom_killed=warm.oom_killed() if line is None or eof else False,
+                output_limited=warm.killed_for == "output",
                 duration_s=finished - started,
                 overhead_s=0.0,
                 image_id=warm.image_id,
                 container_id=warm.cid,
                 queue_s=started - queued,
+                attempts=attempts,
+                host_load=load,
             )
         finally:
             if recycle or self._closed:
                 self._recycle(warm)
             else:
+                warm.reset_output(IDLE_CAP)
                 self._idle.put(warm)
-
-    @staticmethod
-    def _oom_killed(warm: _Warm) -> bool:
-        try:
-            return bool(warm.api.inspect_container(warm.cid)["State"].get("OOMKilled"))
-        except (docker.errors.DockerException, requests.exceptions.RequestException):
-            return False
 
     def warm_up(self, timeout: float = START_TIMEOUT_S) -> int:
         """Wait until `size` containers are ready (or timeout); returns how many are idle."""
@@ -416,21 +347,29 @@ class WarmPool(SandboxBackend):
                 self._destroy(warm)
             time.sleep(0.05)
         self._sweep()
+        self._cold.close()
+        if self._own_client and self._client is not None:
+            self._client.close()
+            self._client = None
         atexit.unregister(self.close)
 
     def _sweep(self, timeout: float = SWEEP_TIMEOUT_S) -> None:
         """Remove every container carrying this pool's label; retry while the engine is away."""
         deadline = time.monotonic() + timeout
+        label = f"{LABEL_POOL_ID}={self.pool_id}"
         while True:
+            client = None
             try:
-                api = connect().api
-                left = api.containers(all=True, filters={"label": f"{LABEL_POOL_ID}={self.pool_id}"})
-                for c in left:
-                    _remove(api, c["Id"])
-                if not api.containers(all=True, filters={"label": f"{LABEL_POOL_ID}={self.pool_id}"}):
+                client = connect()
+                for c in client.api.containers(all=True, filters={"label": label}):
+                    remove(client.api, c["Id"])
+                if not client.api.containers(all=True, filters={"label": label}):
                     return
-            except (SandboxUnavailable, docker.errors.DockerException, requests.exceptions.RequestException):
+            except (SandboxUnavailable, *ENGINE_ERRORS):
                 pass
+            finally:
+                if client is not None:
+                    client.close()
             if time.monotonic() > deadline:
                 return  # `verifier gc` removes what is left once this process is gone
             time.sleep(0.5)

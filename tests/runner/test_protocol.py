@@ -1,0 +1,110 @@
+"""The host-runner protocol: both sides agree, and the host checks what it receives."""
+
+from __future__ import annotations
+
+import io
+import json
+import typing
+from dataclasses import asdict
+
+import pytest
+
+from verifier.evidence import FailureKind
+from verifier.limits import Limits
+from verifier.runner import protocol
+from verifier.runner.protocol import (
+    Counts,
+    FailureRecord,
+    JobConfig,
+    JobResult,
+    ProtocolError,
+    encode_job,
+    format_result_line,
+    parse_result,
+    read_job,
+    split_result_line,
+)
+from verifier.sandbox.backend import SandboxJob
+from verifier.sandbox.hardening import container_kwargs
+from verifier.suite import Manifest
+
+CONFIG = JobConfig(budget_s=5, call_timeout_s=1, output_bytes=1024, reply_bytes=65536)
+
+
+def test_the_vocabularies_are_the_same_on_both_sides() -> None:
+    assert [k.value for k in FailureKind] == list(protocol.FAILURE_KINDS)
+    assert typing.get_args(Manifest.model_fields["runner"].annotation) == protocol.RUNNERS
+    assert typing.get_args(Manifest.model_fields["candidate_process"].annotation) == protocol.CANDIDATE_PROCESS
+    kw = container_kwargs(SandboxJob(image="i", command=["x"], limits=Limits(), mode="launcher"), {})
+    tmpfs = kw["host_config"]["tmpfs"]
+    assert f"uid={protocol.TRUSTED_UID}" in tmpfs[protocol.TRUSTED_DIR]
+    assert f"uid={protocol.CANDIDATE_UID}" in tmpfs[protocol.SCRATCH_DIR]
+    assert len({protocol.TRUSTED_UID, protocol.CANDIDATE_UID, protocol.ZYGOTE_UID, 0}) == 4
+
+
+def test_a_job_round_trips_and_other_versions_are_refused() -> None:
+    data = encode_job("n0", "solution", b"def f(): pass\n", {"test_a.py": b"x", "sub/t.py": b"\x00\xff"}, CONFIG)
+    header, candidate, files = read_job(io.BytesIO(data))  # type: ignore[misc]
+    assert (header.nonce, header.module, header.config) == ("n0", "solution", CONFIG)
+    assert candidate == b"def f(): pass\n"
+    assert files == {"test_a.py": b"x", "sub/t.py": b"\x00\xff"}
+    assert read_job(io.BytesIO(b"")) is None
+    head, _, rest = data.partition(b"\n")
+    old = json.dumps({**json.loads(head), "version": 1}).encode()
+    with pytest.raises(ProtocolError, match="version"):
+        read_job(io.BytesIO(old + b"\n" + rest))
+
+
+def test_a_job_cannot_write_outside_the_suite_folder() -> None:
+    data = encode_job("n", "solution", b"x=1", {"../escape.py": b"x"}, CONFIG)
+    with pytest.raises(ProtocolError, match="refusing"):
+        read_job(io.BytesIO(data))
+
+
+def result(**fields: object) -> JobResult:
+    base: dict[str, object] = {"runner": "pytest", "exit_code": 0, "counts": Counts(expected=1, passed=1)}
+    base.update(fields)
+    return JobResult(**base)  # type: ignore[arg-type]
+
+
+def test_result_lines_round_trip_with_the_recycle_flag_outside_the_json() -> None:
+    line = format_result_line("abc", True, result(candidate_output="x\ud800y"))
+    nonce, recycle, payload = split_result_line(line.rstrip(b"\n"))  # type: ignore[misc]
+    assert (nonce, recycle) == ("abc", True)
+    parsed = parse_result(payload, max_bytes=1 << 20)
+    assert parsed.counts == Counts(expected=1, passed=1)
+    assert parsed.candidate_output == "x\ufffdy"  # a lone surrogate never reaches the host's encoders
+    assert split_result_line(b"VERIFIER-RESULT abc 2 {}") is None
+    assert split_result_line(b"something else") is None
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"exit_code": "0"}, "exit_code"),
+        ({"counts": {"expected": -1}}, "negative"),
+        ({"counts": {"expected": True}}, "expected"),
+        ({"failures": [{"test_id": "t", "kind": "passed_really", "summary": "s"}]}, "unknown"),
+        ({"failures": [{"test_id": "t", "kind": "assertion", "summary": 3}]}, "summary"),
+        ({"failures": [{"test_id": "t", "kind": "assertion", "summary": "s"}] * 51}, "too many"),
+        ({"runner": "mine"}, "runner"),
+    ],
+)
+def test_malformed_results_are_refused(change: dict[str, object], words: str) -> None:
+    raw = {**asdict(result()), **change}
+    with pytest.raises(ProtocolError, match=words):
+        parse_result(json.dumps(raw).encode(), max_bytes=1 << 20)
+
+
+def test_results_over_the_size_limit_are_refused_before_decoding() -> None:
+    with pytest.raises(ProtocolError, match="limit"):
+        parse_result(b"[" * 2000, max_bytes=1000)
+
+
+def test_trusted_fields_arrive_on_one_bounded_line() -> None:
+    record = FailureRecord(test_id="t\nstatus: passed", kind="assertion", summary="a\x1bc" + "x" * 1000)
+    line = format_result_line("n", False, result(failures=[record], failures_total=1))
+    parsed = parse_result(split_result_line(line.rstrip(b"\n"))[2], max_bytes=1 << 20)  # type: ignore[index]
+    failure = parsed.failures[0]
+    assert "\n" not in failure.test_id and "\x1b" not in failure.summary
+    assert len(failure.summary) <= protocol.MAX_SUMMARY

@@ -1,0 +1,45 @@
+"""The direct runner: import each test file and call its `test_*` functions in order.
+
+For suites that declare `runner = "direct"`: plain functions without fixtures, marks or
+parametrisation (HumanEval's check()). Same trusted process, same candidate boundary, no
+pytest start-up cost. Anything it cannot run as such is an error, never a pass.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from typing import Any
+
+from .protocol import SUITE_DIR
+from .results import Results, classify, format_detail
+from .suite_files import is_test_file
+
+
+def run(recorder: Results) -> int:
+    tests: list[tuple[str, Any]] = []
+    for rel in sorted(os.listdir(SUITE_DIR)):
+        if not is_test_file(rel):
+            continue
+        spec = importlib.util.spec_from_file_location(f"verifier_suite_{rel[:-3]}", os.path.join(SUITE_DIR, rel))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except BaseException as exc:  # noqa: BLE001 - a module that fails to import is a collection error
+            recorder.collection_failed(rel, format_detail(exc))
+            continue
+        for name, fn in vars(module).items():
+            if name.startswith("test") and callable(fn) and getattr(fn, "__module__", None) == module.__name__:
+                tests.append((f"{rel}::{name}", fn))
+    recorder.collected = len(tests)
+    for nodeid, fn in tests:
+        try:
+            recorder.session.begin_test()
+            fn()
+        except BaseException as exc:  # noqa: BLE001 - every way a test ends is recorded
+            recorder.outcomes[nodeid] = "failed"
+            recorder.fail(nodeid, classify(exc), format_detail(exc))
+        else:
+            recorder.outcomes[nodeid] = "passed"
+    return 0 if tests and not recorder.failures_total else 1

@@ -1,0 +1,307 @@
+"""The host-runner protocol: the one module both sides import (standard library only).
+
+The host imports it as `verifier.runner.protocol`; inside the sandbox image it is
+`verifier_runner.protocol`. Everything the two sides must agree on lives here: user ids and
+paths in the container, the command that starts the runner, how a job is framed on the
+runner's stdin, and how its result comes back as one line on the runner's stdout.
+
+Job (host -> runner, on stdin)::
+
+    {"version": 2, "nonce": ..., "module": ..., "candidate_bytes": N, "suite_bytes": M, "config": {...}}\\n
+    <N bytes: the candidate's source> <M bytes: the suite, JSON {"files": {path: base64}}>
+
+Result (runner -> host, on the stdout only the trusted server holds)::
+
+    VERIFIER-RESULT <nonce> <recycle 0|1> {json: JobResult}\\n
+
+`recycle` sits outside the JSON so a pool can read it without decoding the result. The
+result is built by trusted code only, but it carries candidate-controlled text (output,
+exception messages); `parse_result` checks every field's type, size and vocabulary before
+the host uses any of it, and every string is made valid Unicode.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import IO, Any
+
+PROTOCOL_VERSION = 2
+
+#: The trusted side (tests, result reporting). Never root.
+TRUSTED_UID = 2000
+#: Candidate processes. Cannot signal, trace or reconfigure the trusted side or the zygote.
+CANDIDATE_UID = 2001
+#: The zygote: forks candidate processes and resets the candidate side. It keeps only
+#: CAP_SETUID/CAP_SETGID (to become CANDIDATE_UID in its children) and runs no candidate
+#: code; its own uid keeps it out of the candidates' reach (kill, prlimit, setpriority).
+ZYGOTE_UID = 2002
+
+TRUSTED_DIR = "/run/trusted"
+SUITE_DIR = f"{TRUSTED_DIR}/suite"
+SCRATCH_DIR = "/tmp"
+CANDIDATE_DIR = f"{SCRATCH_DIR}/candidate"
+#: Every place the candidate's uid can write (tmpfs mounts); wiped between tests and jobs.
+CANDIDATE_WRITABLE = (SCRATCH_DIR, "/dev/shm", "/dev/mqueue")
+
+READY = b"VERIFIER-READY"
+RESULT_PREFIX = b"VERIFIER-RESULT "
+BASE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TZ": "UTC", "PYTHONHASHSEED": "0"}
+
+RUNNERS = ("pytest", "direct")
+#: "per-test": every test gets a fresh candidate process on a wiped scratch space (default);
+#: "per-run": one candidate process serves all tests of a run (faster; it can keep state).
+CANDIDATE_PROCESS = ("per-test", "per-run")
+
+#: Why a test failed. The host's `FailureKind` is this list (a test checks they agree).
+FAILURE_KINDS = (
+    "assertion",
+    "exception",
+    "candidate_died",
+    "timeout",
+    "oom",
+    "output_limit",
+    "not_plain_data",
+    "import_error",
+    "collection_error",
+    "skipped",
+    "syntax_error",
+    "overloaded",
+    "infra",
+)
+
+MAX_FAILURES = 50
+MAX_SUMMARY = 300
+MAX_TEST_ID = 500
+MAX_DETAIL = 4000
+MAX_EXAMPLE = 1000
+#: Result lines beyond the candidate output they carry (failures, counts).
+RESULT_OVERHEAD_BYTES = 2 * 1024**2
+#: Past this many times its limit in wall-clock time, a run or call that was waiting for a CPU
+#: (not running, not sleeping) ends as `overloaded` instead of running on.
+OVERLOAD_FACTOR = 4.0
+
+
+_LAUNCH = ("python3", "-I", "-B", "-m", "verifier_runner.launch")
+
+
+def launch_command(max_jobs: int, preload: str = "pytest,hypothesis") -> list[str]:
+    """The command that starts the runner as a server of up to `max_jobs` jobs."""
+    return [*_LAUNCH, "--max-jobs", str(max_jobs), "--preload", preload or ","]
+
+
+def is_launch_command(command: object) -> bool:
+    """Whether `command` starts the runner (any server of its jobs can serve such a job)."""
+    return isinstance(command, (list, tuple)) and tuple(command[: len(_LAUNCH)]) == _LAUNCH
+
+
+class ProtocolError(ValueError):
+    """A job or result that does not follow this protocol."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean(text: str, limit: int | None = None) -> str:
+    """Valid Unicode (lone surrogates -> U+FFFD), at most `limit` characters."""
+    text = _SURROGATE.sub("\ufffd", text)
+    return text if limit is None or len(text) <= limit else text[:limit]
+
+
+def summary_line(text: str) -> str:
+    """A trusted summary on one line, bounded (control characters become spaces)."""
+    text = clean(text)
+    return "".join(ch if ch.isprintable() else " " for ch in text)[:MAX_SUMMARY]
+
+
+# -- jobs ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class JobConfig:
+    budget_s: float
+    call_timeout_s: float
+    output_bytes: int
+    #: Most bytes of one reply from the candidate process; a bigger one is an output_limit fault.
+    reply_bytes: int
+    max_examples: int = 100
+    runner: str = "pytest"
+    uses_hypothesis: bool = True
+    candidate_process: str = "per-test"
+
+
+@dataclass(frozen=True)
+class JobHeader:
+    nonce: str
+    module: str
+    candidate_bytes: int
+    suite_bytes: int
+    config: JobConfig
+    version: int = PROTOCOL_VERSION
+
+
+def encode_job(nonce: str, module: str, candidate: bytes, suite_files: dict[str, bytes], config: JobConfig) -> bytes:
+    suite = json.dumps({"files": {p: base64.b64encode(b).decode() for p, b in suite_files.items()}}).encode()
+    header = JobHeader(
+        nonce=nonce, module=module, candidate_bytes=len(candidate), suite_bytes=len(suite), config=config
+    )
+    return json.dumps(asdict(header)).encode() + b"\n" + candidate + suite
+
+
+def _read_exact(stream: IO[bytes], n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = stream.read(n - len(buf))
+        if not chunk:
+            raise ProtocolError(f"input ended after {len(buf)} of {n} bytes")
+        buf += chunk
+    return bytes(buf)
+
+
+def read_job(stream: IO[bytes]) -> tuple[JobHeader, bytes, dict[str, bytes]] | None:
+    """The next job on `stream`, or None at end of input."""
+    line = stream.readline()
+    if not line:
+        return None
+    try:
+        raw = json.loads(line)
+        if raw.get("version") != PROTOCOL_VERSION:
+            raise ProtocolError(f"job protocol version {raw.get('version')!r}, runner speaks {PROTOCOL_VERSION}")
+        header = JobHeader(**{**raw, "config": JobConfig(**raw["config"])})
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise ProtocolError(f"malformed job header: {exc}") from None
+    if not header.module.isidentifier():
+        raise ProtocolError("malformed job header: module")
+    candidate = _read_exact(stream, header.candidate_bytes)
+    suite = json.loads(_read_exact(stream, header.suite_bytes))
+    files = {}
+    for rel, b64 in suite["files"].items():
+        if rel.startswith("/") or ".." in rel.split("/"):
+            raise ProtocolError(f"refusing suite path {rel!r}")
+        files[rel] = base64.b64decode(b64)
+    return header, candidate, files
+
+
+# -- results -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FailureRecord:
+    test_id: str
+    kind: str
+    #: Written by trusted code from fixed templates and numbers only, never candidate text.
+    summary: str
+    #: Hypothesis' minimal failing input, from the note Hypothesis itself attached.
+    falsifying_example: str | None = None
+    #: May contain candidate-controlled text (exception messages, values).
+    detail_untrusted: str = ""
+
+
+@dataclass(frozen=True)
+class Counts:
+    expected: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+
+
+@dataclass(frozen=True)
+class JobResult:
+    runner: str
+    exit_code: int
+    counts: Counts
+    failures: list[FailureRecord] = field(default_factory=list)
+    #: All failures, also those beyond MAX_FAILURES that were not sent.
+    failures_total: int = 0
+    import_failed: bool = False
+    calls: int = 0
+    candidate_output: str = ""
+    candidate_output_bytes: int = 0
+    tests_s: float = 0.0
+    #: Time the run waited for a CPU on a busy host; not charged to the candidate.
+    host_wait_s: float = 0.0
+    #: The trusted side failed (not the candidate's doing); a trusted summary.
+    sandbox_error: str | None = None
+    #: A process in the sandbox was killed for memory while this job ran.
+    oom: bool = False
+
+
+def format_result_line(nonce: str, recycle: bool, result: JobResult) -> bytes:
+    payload = json.dumps(asdict(result), ensure_ascii=True, separators=(",", ":"))
+    return RESULT_PREFIX + f"{nonce} {int(recycle)} ".encode() + payload.encode() + b"\n"
+
+
+def split_result_line(line: bytes) -> tuple[str, bool, bytes] | None:
+    """(nonce, recycle, payload) of a result line, or None when `line` is not one."""
+    if not line.startswith(RESULT_PREFIX):
+        return None
+    parts = line[len(RESULT_PREFIX) :].split(b" ", 2)
+    if len(parts) != 3 or parts[1] not in (b"0", b"1"):
+        return None
+    return parts[0].decode("ascii", "replace"), parts[1] == b"1", parts[2].rstrip(b"\n")
+
+
+def _want(value: Any, kind: type | tuple[type, ...], name: str) -> Any:
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, float, (int, float))):
+        raise ProtocolError(f"result field {name}: unexpected {type(value).__name__}")
+    return value
+
+
+def _count(value: Any, name: str) -> int:
+    number: int = _want(value, int, name)
+    if number < 0:
+        raise ProtocolError(f"result field {name}: negative")
+    return number
+
+
+def _number(value: Any, name: str) -> float:
+    return float(_want(value, (int, float), name))
+
+
+def _failure(raw: Any) -> FailureRecord:
+    raw = _want(raw, dict, "failures[]")
+    kind = _want(raw.get("kind"), str, "kind")
+    if kind not in FAILURE_KINDS:
+        raise ProtocolError(f"result field kind: unknown {kind[:40]!r}")
+    example = raw.get("falsifying_example")
+    return FailureRecord(
+        test_id=summary_line(_want(raw.get("test_id"), str, "test_id"))[:MAX_TEST_ID],
+        kind=kind,
+        summary=summary_line(_want(raw.get("summary"), str, "summary")),
+        falsifying_example=None if example is None else summary_line(_want(example, str, "example"))[:MAX_EXAMPLE],
+        detail_untrusted=clean(_want(raw.get("detail_untrusted", ""), str, "detail"), MAX_DETAIL),
+    )
+
+
+def parse_result(payload: bytes, *, max_bytes: int) -> JobResult:
+    """Check and build a JobResult from a result line's JSON. Raises ProtocolError."""
+    if len(payload) > max_bytes:
+        raise ProtocolError(f"result of {len(payload)} bytes, over the {max_bytes}-byte limit")
+    try:
+        raw = _want(json.loads(payload), dict, "result")
+    except ValueError as exc:
+        raise ProtocolError(f"result is not JSON ({exc.__class__.__name__})") from None
+    counts = _want(raw.get("counts"), dict, "counts")
+    error = raw.get("sandbox_error")
+    failures = _want(raw.get("failures", []), list, "failures")
+    if len(failures) > MAX_FAILURES:
+        raise ProtocolError("result field failures: too many")
+    runner = _want(raw.get("runner"), str, "runner")
+    if runner not in RUNNERS:
+        raise ProtocolError("result field runner: unknown")
+    return JobResult(
+        runner=runner,
+        exit_code=_want(raw.get("exit_code"), int, "exit_code"),
+        counts=Counts(
+            **{k: _count(counts.get(k, 0), k) for k in ("expected", "passed", "failed", "errors", "skipped")}
+        ),
+        failures=[_failure(f) for f in failures],
+        failures_total=_count(raw.get("failures_total", len(failures)), "failures_total"),
+        import_failed=bool(_want(raw.get("import_failed", False), bool, "import_failed")),
+        calls=_count(raw.get("calls", 0), "calls"),
+        candidate_output=clean(_want(raw.get("candidate_output", ""), str, "candidate_output")),
+        candidate_output_bytes=_count(raw.get("candidate_output_bytes", 0), "candidate_output_bytes"),
+        tests_s=_number(raw.get("tests_s", 0.0), "tests_s"),
+        host_wait_s=_number(raw.get("host_wait_s", 0.0), "host_wait_s"),
+        sandbox_error=None if error is None else summary_line(_want(error, str, "sandbox_error")),
+        oom=bool(_want(raw.get("oom", False), bool, "oom")),
+    )

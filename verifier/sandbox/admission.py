@@ -1,0 +1,104 @@
+"""Admission control: at most N sandbox jobs run at once on this machine, across every process.
+
+Forty `verifier check` processes started together on a 2-core machine would each get a
+twentieth of a CPU; correct candidates would then look slow. Instead each job holds one of N
+slots while it runs (N = the CPU count by default, `VERIFIER_MAX_SANDBOXES` to change it) and
+waits for one before it starts; the wait is recorded (`durations.queue_s`) and never charged
+to the candidate. A job that cannot get a slot within the wait limit ends `overloaded`.
+
+Slots are `flock` locks on files in a folder shared by all processes of this machine, so a
+process that dies releases its slot with it. Jobs on a remote engine (DOCKER_HOST) are
+counted by the machine that sends them.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import random
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from verifier.errors import HostOverloaded
+
+#: How long a job waits for a slot before it is reported `overloaded`.
+DEFAULT_WAIT_S = 600.0
+ENV_SLOTS = "VERIFIER_MAX_SANDBOXES"
+ENV_DIR = "VERIFIER_SLOTS_DIR"
+
+
+def default_slots() -> int:
+    try:
+        return max(1, int(os.environ[ENV_SLOTS]))
+    except (KeyError, ValueError):
+        return max(1, os.cpu_count() or 1)
+
+
+def slots_dir() -> Path:
+    return Path(os.environ.get(ENV_DIR) or Path(tempfile.gettempdir()) / "verifier-slots")
+
+
+class Admission:
+    """N machine-wide slots. `slot()` is a context manager that holds one while a job runs."""
+
+    def __init__(self, slots: int | None = None, *, wait_s: float = DEFAULT_WAIT_S, folder: Path | None = None) -> None:
+        self.slots = slots or default_slots()
+        self.wait_s = wait_s
+        self.folder = folder or slots_dir()
+
+    def _try(self, index: int) -> int | None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            os.chmod(self.folder, 0o1777)  # shared by every user's verifier on this machine
+        except OSError:
+            pass
+        fd = os.open(self.folder / f"slot-{index}", os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                return None
+            raise
+        return fd
+
+    @contextmanager
+    def slot(self) -> Iterator[float]:
+        """Wait for a free slot and hold it; yields the seconds waited. Raises HostOverloaded."""
+        started = time.monotonic()
+        order = list(range(self.slots))
+        pause = 0.005
+        fd: int | None = None
+        while fd is None:
+            random.shuffle(order)  # no slot is everyone's first choice
+            for index in order:
+                fd = self._try(index)
+                if fd is not None:
+                    break
+            if fd is None:
+                if time.monotonic() - started > self.wait_s:
+                    raise HostOverloaded(
+                        f"no sandbox slot came free within {self.wait_s:.0f} s "
+                        f"({self.slots} may run at once on this machine; {ENV_SLOTS} sets it)"
+                    )
+                time.sleep(pause)
+                pause = min(pause * 1.5, 0.1)
+        try:
+            yield time.monotonic() - started
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
+
+
+class Unlimited(Admission):
+    """No admission control (for tests of our own logic, and callers with their own)."""
+
+    def __init__(self) -> None:
+        super().__init__(1)
+
+    @contextmanager
+    def slot(self) -> Iterator[float]:
+        yield 0.0

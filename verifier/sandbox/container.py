@@ -1,0 +1,218 @@
+"""One sandbox container on the Docker SDK: created locked down, attached, started, read,
+killed and removed. The one place both backends (cold `DockerBackend`, warm `WarmPool`) make
+and drive containers, so both enforce the same limits the same way.
+
+Output arrives over one attach socket (stdin, stdout and stderr multiplexed). A reader thread
+keeps a bounded amount of it, recognises the runner's READY and result lines, and reports
+when the output cap is passed, so the owner can kill the container.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import docker
+import docker.errors
+import requests.exceptions
+
+from verifier.errors import SandboxUnavailable
+from verifier.limits import Limits
+from verifier.runner.protocol import READY, RESULT_PREFIX
+from verifier.sandbox.attach import STDERR, pieces
+from verifier.sandbox.backend import SandboxJob
+from verifier.sandbox.hardening import container_kwargs
+
+#: Errors of the engine or of the connection to it.
+ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException)
+#: How long removal keeps trying while the engine is away (restarting, overloaded).
+REMOVE_BUDGET_S = 30.0
+
+
+def remove(api: Any, name: str, budget_s: float = REMOVE_BUDGET_S) -> bool:
+    """Remove a container by name or id, retrying while the engine is away; survives Ctrl-C
+    arriving during the removal itself. True when it is gone."""
+    deadline = time.monotonic() + budget_s
+    pause = 0.1
+    while True:
+        try:
+            api.remove_container(name, force=True, v=True)
+            return True
+        except docker.errors.NotFound:
+            return True
+        except KeyboardInterrupt:
+            continue
+        except ENGINE_ERRORS:
+            if time.monotonic() > deadline:
+                return False  # `verifier gc` removes it once this process is gone
+            time.sleep(pause)
+            pause = min(pause * 2, 2.0)
+
+
+class Container:
+    """A started sandbox container and what it has written so far."""
+
+    def __init__(self, api: Any, name: str, cid: str, sock: socket.socket, image_id: str, cap: int) -> None:
+        self.api, self.name, self.cid, self.sock, self.image_id = api, name, cid, sock, image_id
+        self.cond = threading.Condition()
+        self.ready = False
+        self.eof = False
+        self.uses = 0
+        self.created = time.monotonic()
+        self.cap = cap
+        self.out = bytearray()
+        self.err = bytearray()
+        self.result: bytes | None = None
+        self.limited = False
+        #: Why we killed it: "output" (it wrote past its cap) or "timeout"; None: we did not.
+        self.killed_for: str | None = None
+        self.reader = threading.Thread(target=self._read, daemon=True, name=f"sandbox-{name}")
+
+    @classmethod
+    def start(
+        cls,
+        api: Any,
+        *,
+        image_id: str,
+        command: Sequence[str],
+        limits: Limits,
+        mode: str,
+        labels: Mapping[str, str],
+        cap: int,
+        prefix: str = "verifier",
+    ) -> Container:
+        """Create, attach and start a container. Raises SandboxUnavailable; leaves nothing behind."""
+        name = f"{prefix}-{uuid.uuid4().hex[:12]}"
+        job = SandboxJob(image=image_id, command=tuple(command), limits=limits, mode=mode)  # type: ignore[arg-type]
+        kwargs = container_kwargs(job, labels)
+        try:
+            host_config = api.create_host_config(**kwargs.pop("host_config"))
+            cid = api.create_container(image_id, command=list(command), name=name, host_config=host_config, **kwargs)[
+                "Id"
+            ]
+            raw = api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+            sock: socket.socket = getattr(raw, "_sock", raw)
+            sock.settimeout(None)
+            container = cls(api, name, cid, sock, image_id, cap)
+            container.reader.start()
+            api.start(cid)
+        except BaseException as exc:
+            # By name: also when Ctrl-C arrived while the engine was still creating it.
+            remove(api, name)
+            if isinstance(exc, ENGINE_ERRORS):
+                raise SandboxUnavailable(f"the sandbox could not start: {exc}") from exc
+            raise
+        return container
+
+    # -- output -------------------------------------------------------------------------
+    def _read(self) -> None:
+        pending = bytearray()
+        for kind, data in pieces(self.sock):
+            with self.cond:
+                if kind == STDERR:
+                    room = self.cap - len(self.err)
+                    self.err += data[: max(room, 0)]
+                    if len(data) > room:
+                        self._limit()
+                    continue
+                pending += data
+                while b"\n" in pending:
+                    line, _, rest = bytes(pending).partition(b"\n")
+                    pending = bytearray(rest)
+                    if line == READY:
+                        self.ready = True
+                    elif line.startswith(RESULT_PREFIX):
+                        self.result = line
+                    elif len(self.out) + len(line) < self.cap:
+                        self.out += line + b"\n"
+                    else:
+                        self._limit()
+                if len(pending) > self.cap:  # an endless line: no result can be in it
+                    self._limit()
+                    pending.clear()
+                self.cond.notify_all()
+        with self.cond:
+            self.out += pending[: max(0, self.cap - len(self.out))]
+            self.eof = True
+            self.cond.notify_all()
+
+    def _limit(self) -> None:
+        if not self.limited:
+            self.limited = True
+            # The engine may hold a kill until the attach stream drains, so the reader must
+            # keep reading while the kill is under way: never kill from its thread.
+            threading.Thread(target=self.kill, args=("output",), daemon=True, name="sandbox-kill").start()
+
+    def reset_output(self, cap: int) -> None:
+        with self.cond:
+            self.out, self.err, self.result, self.limited, self.cap = bytearray(), bytearray(), None, False, cap
+
+    def output(self) -> tuple[bytes, bytes, bytes | None, bool, bool]:
+        """(stdout, stderr, result line, output limited, ended)."""
+        with self.cond:
+            return bytes(self.out), bytes(self.err), self.result, self.limited, self.eof
+
+    # -- input and waiting --------------------------------------------------------------
+    def send(self, data: bytes, *, close: bool = False) -> bool:
+        """Write to the container's stdin; False when it is gone (its exit says why)."""
+        try:
+            if data:
+                self.sock.sendall(data)
+            if close:
+                self.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            return False
+        return True
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        with self.cond:
+            return self.cond.wait_for(predicate, max(0.0, timeout))
+
+    def wait_ready(self, timeout: float) -> bool:
+        self.wait_for(lambda: self.ready or self.eof, timeout)
+        return self.ready and not self.eof
+
+    def wait_exit(self, deadline: float) -> int | None:
+        """The exit code, or None when the deadline passed first."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        try:
+            return int(self.api.wait(self.cid, timeout=remaining)["StatusCode"])
+        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+            return None
+
+    # -- the end ------------------------------------------------------------------------
+    def kill(self, reason: str = "timeout") -> None:
+        if self.killed_for is None:
+            self.killed_for = reason
+        try:
+            self.api.kill(self.cid)
+        except ENGINE_ERRORS:
+            pass  # already gone
+
+    def oom_killed(self) -> bool:
+        try:
+            return bool(self.api.inspect_container(self.cid)["State"].get("OOMKilled"))
+        except ENGINE_ERRORS:
+            return False
+
+    def remove(self) -> bool:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        return remove(self.api, self.name)
+
+
+def host_load() -> float | None:
+    """The machine's 1-minute load per CPU (above 1: more runnable work than CPUs)."""
+    try:
+        return os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        return None

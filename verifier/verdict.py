@@ -1,0 +1,167 @@
+"""Pure: what a sandbox run means. `judge(raw, nonce)` turns the raw facts of one run (exit,
+output, kills) and the trusted runner's result into a status, a trusted reason, counts and
+failures. No I/O, no clock: table tests cover every branch (tests/test_verdict.py).
+
+Only a run whose result carries this job's nonce, whose every collected test passed
+(`evidence.is_proven`), and which was not killed, is `passed`. Otherwise the first rule that
+matches below decides, candidate faults before anything else: a wrong answer is wrong however
+busy the host was, and only a run with no fault of the candidate's is called `overloaded` or
+`infra_error`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from verifier.evidence import Counts, Failure, FailureKind, Status, is_proven
+from verifier.runner.protocol import (
+    RESULT_OVERHEAD_BYTES,
+    FailureRecord,
+    JobResult,
+    ProtocolError,
+    parse_result,
+    split_result_line,
+)
+from verifier.sandbox.backend import RawRun
+
+#: The machine's load per CPU above which a run the host had to kill is `overloaded`.
+OVERLOADED_LOAD = 1.5
+
+CANDIDATE_FAILURES = {
+    FailureKind.ASSERTION,
+    FailureKind.EXCEPTION,
+    FailureKind.CANDIDATE_DIED,
+    FailureKind.NOT_PLAIN_DATA,
+    FailureKind.SKIPPED,
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: Status
+    reason: str
+    counts: Counts = field(default_factory=Counts)
+    failures: list[Failure] = field(default_factory=list)
+    output: str = ""
+    output_bytes: int = 0
+    tests_s: float = 0.0
+    host_wait_s: float = 0.0
+
+
+def find_result(raw: RawRun, nonce: str, output_bytes: int) -> JobResult | None:
+    """The trusted runner's result for this job, or None. Raises ProtocolError when malformed."""
+    for line in reversed(raw.stdout.splitlines()):
+        split = split_result_line(line)
+        if split is not None and split[0] == nonce:
+            return parse_result(split[2], max_bytes=output_bytes + RESULT_OVERHEAD_BYTES)
+    return None
+
+
+def _failure(record: FailureRecord) -> Failure:
+    return Failure(
+        test_id=record.test_id,
+        kind=FailureKind(record.kind),
+        message=record.summary,
+        falsifying_example=record.falsifying_example,
+        detail_untrusted=record.detail_untrusted,
+    )
+
+
+def _no_result(raw: RawRun, why: str) -> Verdict:
+    """A run that ended without a (readable) result."""
+    detail = raw.stderr.decode("utf-8", "replace")[-1500:]
+
+    def closed(status: Status, kind: FailureKind, reason: str) -> Verdict:
+        return Verdict(
+            status, reason, failures=[Failure(test_id="<run>", kind=kind, message=reason, detail_untrusted=detail)]
+        )
+
+    if raw.oom_killed:
+        return closed(Status.OOM, FailureKind.OOM, "the sandbox ran out of memory before the tests reported")
+    if raw.output_limited:
+        return closed(
+            Status.OUTPUT_LIMIT, FailureKind.OUTPUT_LIMIT, "the run wrote more output than allowed and was stopped"
+        )
+    if raw.timed_out:
+        if raw.host_load is not None and raw.host_load > OVERLOADED_LOAD:
+            return closed(
+                Status.OVERLOADED,
+                FailureKind.OVERLOADED,
+                f"the host was too busy (load {raw.host_load:.1f} per CPU) to finish the run in time",
+            )
+        return closed(Status.TIMEOUT, FailureKind.TIMEOUT, "the run exceeded its time limit and was killed")
+    return closed(Status.INFRA_ERROR, FailureKind.INFRA, why)
+
+
+def judge(raw: RawRun, nonce: str, output_bytes: int) -> Verdict:
+    """The verdict on one run of the launcher for the job with `nonce`."""
+    try:
+        result = find_result(raw, nonce, output_bytes)
+    except ProtocolError as exc:
+        return _no_result(raw, f"the runner's result could not be read ({exc})")
+    if result is None:
+        return _no_result(raw, f"the trusted runner ended without a result (exit code {raw.exit_code})")
+
+    counts = Counts(**result.counts.__dict__)
+    failures = [_failure(f) for f in result.failures]
+    kinds = {f.kind for f in failures}
+    common = {
+        "counts": counts,
+        "failures": failures,
+        "output": result.candidate_output,
+        "output_bytes": result.candidate_output_bytes,
+        "tests_s": result.tests_s,
+        "host_wait_s": result.host_wait_s,
+    }
+    if result.sandbox_error is not None and not kinds - {FailureKind.INFRA}:
+        return Verdict(Status.INFRA_ERROR, f"the sandbox failed: {result.sandbox_error}", **common)  # type: ignore[arg-type]
+    killed = raw.oom_killed or raw.timed_out or raw.output_limited
+    if is_proven(counts, failures) and result.failures_total == 0 and not killed:
+        if result.exit_code == 0:
+            return Verdict(Status.PASSED, f"all {counts.expected} collected tests passed", **common)  # type: ignore[arg-type]
+        return Verdict(
+            Status.INFRA_ERROR,
+            f"the test runner ended with exit code {result.exit_code} although every test passed",
+            **common,  # type: ignore[arg-type]
+        )
+    status, reason = _first_fault(raw, result, counts, kinds)
+    if not failures:  # every verdict other than a pass names at least one failure
+        common["failures"] = [Failure(test_id="<run>", kind=_RUN_KIND[status], message=reason)]
+    return Verdict(status, reason, **common)  # type: ignore[arg-type]
+
+
+#: The kind of the one failure named for a run that failed without a failure of its own.
+_RUN_KIND = {
+    Status.OOM: FailureKind.OOM,
+    Status.TIMEOUT: FailureKind.TIMEOUT,
+    Status.OUTPUT_LIMIT: FailureKind.OUTPUT_LIMIT,
+    Status.ERROR: FailureKind.COLLECTION_ERROR,
+    Status.FAILED: FailureKind.EXCEPTION,
+    Status.OVERLOADED: FailureKind.OVERLOADED,
+    Status.INFRA_ERROR: FailureKind.INFRA,
+}
+
+
+def _first_fault(raw: RawRun, result: JobResult, counts: Counts, kinds: set[FailureKind]) -> tuple[Status, str]:
+    passed = f"{counts.passed} of {counts.expected} tests passed"
+    if raw.oom_killed or result.oom or FailureKind.OOM in kinds:
+        return Status.OOM, "the candidate ran out of memory"
+    if FailureKind.TIMEOUT in kinds or (raw.timed_out and FailureKind.OVERLOADED not in kinds):
+        return Status.TIMEOUT, "the candidate exceeded a time limit"
+    if raw.output_limited or FailureKind.OUTPUT_LIMIT in kinds:
+        return Status.OUTPUT_LIMIT, "the candidate wrote more output, or a bigger answer, than allowed"
+    if result.import_failed or FailureKind.IMPORT_ERROR in kinds:
+        return Status.ERROR, "the candidate could not be imported"
+    if kinds & CANDIDATE_FAILURES:
+        if counts.skipped:
+            passed += f"; {counts.skipped} skipped, which never counts as a pass"
+        return Status.FAILED, passed
+    if FailureKind.OVERLOADED in kinds:
+        return Status.OVERLOADED, "the host was too busy to judge the candidate's time fairly; try again"
+    if FailureKind.INFRA in kinds:
+        return Status.INFRA_ERROR, "the sandbox failed during the run"
+    if counts.expected == 0:
+        return Status.ERROR, "no test was collected, so nothing is proven"
+    if FailureKind.COLLECTION_ERROR in kinds or counts.errors:
+        return Status.ERROR, f"{counts.errors} test(s) could not run"
+    return Status.FAILED, passed
