@@ -1,5 +1,7 @@
-"""Verify many candidates concurrently: bounded workers, a progress bar, and an infra error
-on one sample retried once, then reported as infra_error (never as a model failure)."""
+"""Verify many candidates concurrently: bounded workers, a progress bar, and a sample whose run
+failed for reasons not its own (our infrastructure: infra_error; a busy host: overloaded)
+retried, then reported as such, never as the model's failure. Every evidence says how many
+sandbox runs it took (`attempts`), so retries are never invisible."""
 
 from __future__ import annotations
 
@@ -11,10 +13,13 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from verifier.evidence import Evidence, Status
+from verifier.inputs import Candidate
 from verifier.suite import Suite
 from verifier.verify import Verifier
 
-Item = tuple[str | bytes | Path, Path | str | Suite]
+Item = tuple[Path | Candidate | str | bytes, Path | str | Suite]
+#: Statuses that say nothing about the candidate, so running it again is the fair thing to do.
+RETRIED = (Status.INFRA_ERROR, Status.OVERLOADED)
 
 
 def default_workers() -> int:
@@ -30,35 +35,44 @@ def verify_batch(
     progress: bool = True,
     on_result: Callable[[int, Evidence], None] | None = None,
 ) -> list[Evidence]:
-    """Evidence for each (candidate, suite), in input order. A failing sample never stops the batch."""
+    """Evidence for each (candidate, suite), in input order. A failing sample never stops the batch.
+
+    A sample whose run ended infra_error or overloaded is run again up to `retries` times; its
+    evidence's `attempts` counts every sandbox run it took.
+    """
     workers = workers or default_workers()
     results: list[Evidence | None] = [None] * len(items)
 
     def one(index: int) -> Evidence:
         candidate, suite = items[index]
         ev = verifier.check(candidate, suite)
+        runs = ev.attempts
         for _ in range(retries):
-            if ev.status is not Status.INFRA_ERROR:
+            if ev.status not in RETRIED:
                 break
             ev = verifier.check(candidate, suite)
-        return ev
+            runs += ev.attempts
+        return ev if runs == ev.attempts else ev.model_copy(update={"attempts": runs})
 
     bar = Progress(
         TextColumn("[bold]verifying"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TextColumn("{task.fields[retried]}"),
         disable=not progress,
         transient=False,
     )
+    retried = 0
     with bar, ThreadPoolExecutor(max_workers=workers, thread_name_prefix="verify") as pool:
-        task = bar.add_task("verify", total=len(items))
+        task = bar.add_task("verify", total=len(items), retried="")
         futures = {pool.submit(one, i): i for i in range(len(items))}
         for future in as_completed(futures):
             index = futures[future]
             ev = future.result()
             results[index] = ev
+            retried += ev.attempts > 1
             if on_result is not None:
                 on_result(index, ev)
-            bar.advance(task)
+            bar.update(task, advance=1, retried=f"{retried} rerun" if retried else "")
     return [r for r in results if r is not None]

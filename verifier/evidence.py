@@ -227,7 +227,8 @@ class Evidence(BaseModel):
         return self
 
     def to_json(self, *, indent: int | None = 2) -> str:
-        return self.model_dump_json(indent=indent)
+        """JSON in ASCII: every control or non-ASCII character escaped, so printing it is safe."""
+        return json.dumps(self.model_dump(mode="json"), indent=indent, ensure_ascii=True)
 
 
 def evidence_json_schema() -> dict[str, Any]:

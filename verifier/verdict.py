@@ -24,9 +24,6 @@ from verifier.runner.protocol import (
 )
 from verifier.sandbox.backend import RawRun
 
-#: The machine's load per CPU above which a run the host had to kill is `overloaded`.
-OVERLOADED_LOAD = 1.5
-
 CANDIDATE_FAILURES = {
     FailureKind.ASSERTION,
     FailureKind.EXCEPTION,
@@ -83,11 +80,11 @@ def _no_result(raw: RawRun, why: str) -> Verdict:
             Status.OUTPUT_LIMIT, FailureKind.OUTPUT_LIMIT, "the run wrote more output than allowed and was stopped"
         )
     if raw.timed_out:
-        if raw.host_load is not None and raw.host_load > OVERLOADED_LOAD:
+        if raw.host_starved:
             return closed(
                 Status.OVERLOADED,
                 FailureKind.OVERLOADED,
-                f"the host was too busy (load {raw.host_load:.1f} per CPU) to finish the run in time",
+                "the host was too busy to give the sandbox its CPU, so the run could not finish in time",
             )
         return closed(Status.TIMEOUT, FailureKind.TIMEOUT, "the run exceeded its time limit and was killed")
     return closed(Status.INFRA_ERROR, FailureKind.INFRA, why)

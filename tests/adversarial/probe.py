@@ -1,13 +1,14 @@
-"""An honest candidate that tries to break out and reports what worked (run by test_containment)."""
+"""An honest candidate that tries to break out and reports what worked (run by test_forgery)."""
 
 import os
+import resource
 import signal
 import socket
 
 
-def _status():
+def _status(pid="self"):
     out = {}
-    with open("/proc/self/status") as fh:
+    with open(f"/proc/{pid}/status") as fh:
         for line in fh:
             key, _, value = line.partition(":")
             out[key] = value.strip()
@@ -19,18 +20,21 @@ def whoami():
     return {
         "uid": os.getuid(),
         "cap_eff": int(status["CapEff"], 16),
+        "cap_prm": int(status["CapPrm"], 16),
         "no_new_privs": int(status["NoNewPrivs"]),
     }
 
 
-def _trusted_pids():
+def _other_uid_pids():
+    """Processes of every other user: the trusted side and the zygote."""
+    me = os.getuid()
     pids = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if os.stat(f"/proc/{entry}").st_uid != os.getuid():
+                if int(_status(entry)["Uid"].split()[0]) != me:
                     pids.append(int(entry))
-            except OSError:
+            except (OSError, KeyError, ValueError):
                 pass
     return pids
 
@@ -49,19 +53,36 @@ def leaks():
         with open(path, "rb") as fh:
             fh.read(1)
 
+    def connect_anywhere():
+        # No interface but loopback and no route: nothing to aim at, so aim at nothing.
+        with open("/proc/net/dev") as fh:
+            interfaces = {line.split(":")[0].strip() for line in fh if ":" in line}
+        with open("/proc/net/route") as fh:
+            routes = fh.read().splitlines()[1:]
+        if interfaces != {"lo"} or routes:
+            return  # an interface or a route: a leak
+        raise OSError("only loopback")
+
+    others = _other_uid_pids()
+    if not others:
+        found.append("no trusted process found: the probe checked nothing")
     attempt("list trusted dir", lambda: os.listdir("/run/trusted"))
     attempt("read suite", lambda: read("/run/trusted/suite/test_probe.py"))
-    attempt("read job", lambda: read("/run/trusted/job.json"))
+    attempt("read trusted pytest.ini", lambda: read("/run/trusted/pytest.ini"))
     attempt("write trusted dir", lambda: open("/run/trusted/x", "w").close())
     attempt("write root fs", lambda: open("/usr/x", "w").close())
     attempt("read shadow", lambda: read("/etc/shadow"))
     attempt("docker socket", lambda: socket.socket(socket.AF_UNIX).connect("/var/run/docker.sock"))
-    attempt("network", lambda: socket.create_connection(("10.255.255.1", 9), timeout=1))
-    for pid in _trusted_pids():
+    attempt("network", connect_anywhere)
+    for pid in others:
         attempt(f"environ of {pid}", lambda pid=pid: read(f"/proc/{pid}/environ"))
         attempt(f"mem of {pid}", lambda pid=pid: read(f"/proc/{pid}/mem"))
         attempt(f"fds of {pid}", lambda pid=pid: os.listdir(f"/proc/{pid}/fd"))
         attempt(f"stdout of {pid}", lambda pid=pid: open(f"/proc/{pid}/fd/1", "w").close())
         attempt(f"signal {pid}", lambda pid=pid: os.kill(pid, signal.SIGSTOP))
+        attempt(f"prlimit {pid}", lambda pid=pid: resource.prlimit(pid, resource.RLIMIT_AS, (1 << 20, 1 << 20)))
+        attempt(f"renice {pid}", lambda pid=pid: os.setpriority(os.PRIO_PROCESS, pid, 19))
+        attempt(f"oom_score_adj of {pid}", lambda pid=pid: open(f"/proc/{pid}/oom_score_adj", "w").write("1000"))  # noqa: SIM115
     attempt("setuid root", lambda: os.setuid(0))
+    attempt("setuid zygote", lambda: os.setuid(2002))
     return found

@@ -41,6 +41,14 @@ def test_forgery_fails_closed(strict_verifier: Verifier, candidate: Path) -> Non
         [f.message for f in ev.failures][:3],
     )
     assert ev.counts.passed < max(ev.counts.expected, 1)
+    assert ev.fault.value == "candidate"  # a forgery is never passed off as our failure or a busy host
+
+
+def test_every_attacker_names_its_technique() -> None:
+    for path in [*CANDIDATES, *sorted((HERE / "neighbours").glob("*.py"))]:
+        lines = path.read_text().splitlines()
+        technique = lines[1] if lines[0].startswith("# expect: ") else lines[0]
+        assert technique.startswith("# technique: ") and len(technique) > 30, path.name
 
 
 def test_correct_candidate_still_passes_under_the_same_limits(strict_verifier: Verifier) -> None:
@@ -56,6 +64,8 @@ def test_containment_probe_finds_no_leak(strict_verifier: Verifier) -> None:
 
 def test_specific_messages(strict_verifier: Verifier) -> None:
     ev = strict_verifier.check(HERE / "candidates" / "always_equal.py", SUITE)
-    assert any("returned an object of type AlwaysEqual, not plain data" in f.message for f in ev.failures)
+    plain = [f for f in ev.failures if "returned an object that is not plain data" in f.message]
+    assert plain and all("AlwaysEqual" not in f.message for f in ev.failures)  # its class name is the candidate's text
+    assert any("AlwaysEqual" in f.detail_untrusted for f in plain)
     ev = strict_verifier.check(HERE / "candidates" / "os_exit_in_function.py", SUITE)
     assert any("exited with code 0" in f.message for f in ev.failures), [f.message for f in ev.failures]

@@ -14,7 +14,8 @@ app = typer.Typer(
     help=(
         "Verify model-written code against trusted pytest + Hypothesis suites in a locked-down "
         "Docker sandbox, and print content-bound evidence.\n\n"
-        "Exit codes: 0 verified ok, 1 not ok (the candidate failed), 2 bad input or the sandbox failed."
+        "Exit codes: 0 verified ok, 1 not ok (the candidate failed), 2 bad input or the sandbox failed, "
+        "3 the host was too busy to judge (try again)."
     ),
     no_args_is_help=True,
     add_completion=False,

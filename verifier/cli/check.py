@@ -6,10 +6,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
-from verifier.evidence import Status
+from verifier.evidence import Evidence, Fault
 from verifier.limits import DEFAULT_CALL_TIMEOUT_S, DEFAULT_TIMEOUT_S, Limits
+from verifier.text import one_line
 
 
 def _parse_memory(text: str) -> int:
@@ -37,7 +40,11 @@ def check(
     memory: Annotated[str, typer.Option(help="Memory limit of the sandbox, e.g. 512m, 1g.")] = "512m",
     build: Annotated[bool, typer.Option(help="Build the sandbox image first when it is missing.")] = True,
 ) -> None:
-    """Verify CANDIDATE against the suite in a fresh sandbox. Exit 0 ok, 1 not ok, 2 bad input / sandbox failure."""
+    """Verify CANDIDATE against the suite in a fresh sandbox.
+
+    Exit 0: verified ok. 1: not ok, the candidate's fault (failed, error, timeout, oom, output_limit).
+    2: bad input, or our sandbox failed. 3: the host was too busy to judge fairly; try again.
+    """
     from verifier.errors import SandboxUnavailable
     from verifier.verify import Verifier
 
@@ -45,8 +52,10 @@ def check(
     err = Console(stderr=True, soft_wrap=True)
     try:
         limits = Limits(timeout_s=timeout, call_timeout_s=call_timeout, memory_bytes=_parse_memory(memory))
-    except ValueError as exc:
-        err.print(f"[red]error:[/] invalid limits: {exc.errors()[0]['msg'] if hasattr(exc, 'errors') else exc}")
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        option = OPTION_OF.get(str(first["loc"][0]), str(first["loc"][0]))
+        err.print(f"[red]error:[/] {option} {first.get('input')!r}: {escape(str(first['msg']))}")
         raise typer.Exit(2) from None
     verifier = Verifier(limits=limits)
     if build and candidate.is_file() and suite.is_dir():
@@ -57,16 +66,31 @@ def check(
             raise typer.Exit(2) from None
     with verifier:
         ev = verifier.check(candidate, suite)
-    if ev.status in (Status.INVALID_INPUT, Status.INFRA_ERROR) and not json_out:
-        err.print(f"[red]error:[/] {ev.reason}")
-        raise typer.Exit(2)
+    code = exit_code(ev)
+    if code == EXIT_TROUBLE and not json_out:
+        err.print(f"[red]error:[/] {escape(one_line(ev.reason, 500))}")
+        raise typer.Exit(code)
     if json_out:
         print(ev.to_json())
     else:
         from verifier.cli import render
 
         render.evidence(out, ev, label=str(candidate))
-    raise typer.Exit(0 if ev.ok else 2 if ev.status in (Status.INVALID_INPUT, Status.INFRA_ERROR) else 1)
+    raise typer.Exit(code)
+
+
+EXIT_OK, EXIT_NOT_OK, EXIT_TROUBLE, EXIT_BUSY = 0, 1, 2, 3
+#: The options that set each limit, for error messages.
+OPTION_OF = {"timeout_s": "--timeout", "call_timeout_s": "--call-timeout", "memory_bytes": "--memory"}
+
+
+def exit_code(ev: Evidence) -> int:
+    """0 verified ok; 1 the candidate failed; 2 bad input or our sandbox failed; 3 the host was too busy."""
+    if ev.ok:
+        return EXIT_OK
+    if ev.fault is Fault.CANDIDATE:
+        return EXIT_NOT_OK
+    return EXIT_BUSY if ev.fault is Fault.HOST else EXIT_TROUBLE
 
 
 def _ensure_image(err: Console) -> None:

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 #: Sample at most this often (reading the counters costs a few tens of microseconds).
 MIN_INTERVAL_S = 0.02
 #: Below this share of its CPU quota, the sandbox was not the one keeping its CPUs busy.
 STARVED_SHARE = 0.5
+#: Above this fraction of the machine's CPU time in use, the machine has no CPU to spare.
+HOST_BUSY = 0.9
 
 
 def _read(path: str) -> str | None:
@@ -59,6 +62,32 @@ def sandbox_cpus() -> float:
         q, p = limit.split()
         return int(q) / int(p)
     return float(os.cpu_count() or 1)
+
+
+def host_cpu_jiffies() -> tuple[int, int] | None:
+    """(busy, total) CPU time of the whole machine so far, from /proc/stat (not namespaced)."""
+    text = _read("/proc/stat")
+    if not text:
+        return None
+    values = [int(v) for v in text.splitlines()[0].split()[1:]]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
+    return sum(values) - idle, sum(values)
+
+
+def starved_now(container_cpu_s: Callable[[], float | None], cpus: float, sample_s: float = 0.5) -> bool:
+    """Whether, right now, the machine's CPUs are all busy while this sandbox gets less than half
+    its quota: other work keeps it waiting. A sandbox that uses its quota (a candidate spinning
+    many threads) or sleeps on an idle machine is not starved; the load average is not used,
+    because a candidate's own runnable processes would raise it.
+    """
+    host0, cpu0 = host_cpu_jiffies(), container_cpu_s()
+    time.sleep(sample_s)
+    host1, cpu1 = host_cpu_jiffies(), container_cpu_s()
+    if host0 is None or host1 is None or cpu0 is None or cpu1 is None or host1[1] <= host0[1]:
+        return False
+    host_busy = (host1[0] - host0[0]) / (host1[1] - host0[1])
+    share = (cpu1 - cpu0) / (sample_s * cpus)
+    return host_busy > HOST_BUSY and share < STARVED_SHARE
 
 
 def run_delay_s(pid: int | str) -> float:

@@ -23,7 +23,7 @@ import time
 from dataclasses import asdict
 
 from . import protocol
-from .clock import ChargedClock
+from .clock import ChargedClock, sandbox_cpu_s, sandbox_cpus, starved_now
 from .protocol import (
     OVERLOAD_FACTOR,
     SUITE_DIR,
@@ -149,14 +149,6 @@ def _failed_run(kind: str, summary: str, *, oom: bool = False, error: str | None
     )
 
 
-def _host_overloaded() -> bool:
-    """Whether the machine's CPUs are oversubscribed right now (its load, not this container's)."""
-    try:
-        return os.getloadavg()[0] > (os.cpu_count() or 1) * 1.5
-    except OSError:
-        return False
-
-
 def _run_child(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
     """Run the job in a forked trusted child, within a wall-clock backstop; (result, trouble)."""
     oom_before = oom_kills()
@@ -195,7 +187,7 @@ def _run_child(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
     os.close(read_end)
     _, status = os.waitpid(pid, 0)
     if killed:
-        if _host_overloaded():
+        if starved_now(sandbox_cpu_s, sandbox_cpus()):
             return _failed_run("overloaded", "the host was too busy: the tests did not finish in time"), True
         return _failed_run("timeout", "the tests did not finish within the run's wall-clock backstop"), True
     try:

@@ -146,6 +146,7 @@ def _wipe() -> int:
             path = os.path.join(top, name)
             try:
                 if os.path.isdir(path) and not os.path.islink(path):
+                    os.chmod(path, 0o700)
                     for root, dirs, _files in os.walk(path):  # undo chmod 000 inside the tree
                         for d in dirs:
                             os.chmod(os.path.join(root, d), 0o700)

@@ -52,8 +52,9 @@ class RawRun:
     node: str | None = None
     #: Sandbox runs it took (more than 1 when a container died under the job and it was rerun).
     attempts: int = 1
-    #: The machine's load per CPU when the host killed the job for time (see container.host_load).
-    host_load: float | None = None
+    #: When the host killed the job for time: whether the machine was too busy to give the
+    #: sandbox its CPU at that moment (None: not killed for time, or unknown).
+    host_starved: bool | None = None
 
 
 class SandboxBackend(ABC):

@@ -23,6 +23,7 @@ import requests.exceptions
 
 from verifier.errors import SandboxUnavailable
 from verifier.limits import Limits
+from verifier.runner.clock import starved_now
 from verifier.runner.protocol import READY, RESULT_PREFIX
 from verifier.sandbox.attach import STDERR, pieces
 from verifier.sandbox.backend import SandboxJob
@@ -196,6 +197,21 @@ class Container:
         except ENGINE_ERRORS:
             pass  # already gone
 
+    def cpu_s(self) -> float | None:
+        """CPU time the container has used so far, from the engine (None when unknown)."""
+        try:
+            stats = self.api.stats(self.cid, stream=False, one_shot=True)
+            return int(stats["cpu_stats"]["cpu_usage"]["total_usage"]) / 1e9
+        except (*ENGINE_ERRORS, KeyError, TypeError, ValueError):
+            return None
+
+    def starved(self, cpus: float) -> bool:
+        """Whether the machine is too busy to give this container its CPU right now (see
+        verifier.runner.clock.starved_now); asked only when the host is about to kill it."""
+        if os.environ.get("DOCKER_HOST", "unix://").startswith(("tcp:", "ssh:")):
+            return False  # a remote engine's machine is not this one: no fair way to tell
+        return starved_now(self.cpu_s, cpus)
+
     def oom_killed(self) -> bool:
         try:
             return bool(self.api.inspect_container(self.cid)["State"].get("OOMKilled"))
@@ -208,11 +224,3 @@ class Container:
         except OSError:
             pass
         return remove(self.api, self.name)
-
-
-def host_load() -> float | None:
-    """The machine's 1-minute load per CPU (above 1: more runnable work than CPUs)."""
-    try:
-        return os.getloadavg()[0] / (os.cpu_count() or 1)
-    except OSError:
-        return None

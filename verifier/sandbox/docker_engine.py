@@ -15,7 +15,7 @@ import requests.exceptions
 from verifier.errors import ImageNotFound, SandboxUnavailable
 from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
-from verifier.sandbox.container import ENGINE_ERRORS, Container, host_load
+from verifier.sandbox.container import ENGINE_ERRORS, Container
 from verifier.sandbox.gc import owner_labels
 
 #: After a kill, how long to wait for the container to report its exit.
@@ -84,9 +84,9 @@ class DockerBackend(SandboxBackend):
         started = time.monotonic()
         container.send(job.stdin, close=True)  # a process that exited early: its exit says why
         exit_code = container.wait_exit(started + job.limits.timeout_s)
-        load = None
+        starved = None
         if exit_code is None:
-            load = host_load()
+            starved = container.starved(job.limits.cpus)
             container.kill("timeout")
             exit_code = container.wait_exit(time.monotonic() + KILL_WAIT_S)
         finished = time.monotonic()
@@ -105,7 +105,7 @@ class DockerBackend(SandboxBackend):
             image_id=container.image_id,
             container_id=container.cid,
             queue_s=t0 - queued,
-            host_load=load,
+            host_starved=starved,
         )
 
     def close(self) -> None:

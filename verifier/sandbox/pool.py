@@ -35,7 +35,7 @@ from verifier.limits import Limits
 from verifier.runner.protocol import is_launch_command, launch_command, split_result_line
 from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
-from verifier.sandbox.container import ENGINE_ERRORS, Container, host_load, remove
+from verifier.sandbox.container import ENGINE_ERRORS, Container, remove
 from verifier.sandbox.docker_engine import DockerBackend, connect
 from verifier.sandbox.gc import owner_labels
 
@@ -285,9 +285,9 @@ class WarmPool(SandboxBackend):
         recycle = True
         try:
             finished = time.monotonic()
-            load = None
+            starved = None
             if timed_out:
-                load = host_load()
+                starved = warm.starved(job.limits.cpus)
                 warm.kill("timeout")
             out, err, line, limited, eof = warm.output()
             split = split_result_line(line) if line is not None else None
@@ -314,7 +314,7 @@ class WarmPool(SandboxBackend):
                 container_id=warm.cid,
                 queue_s=started - queued,
                 attempts=attempts,
-                host_load=load,
+                host_starved=starved,
             )
         finally:
             if recycle or self._closed:

@@ -1,4 +1,5 @@
 # expect: failed
+# technique: returns an object whose __eq__ always answers True
 class AlwaysEqual:
     def __eq__(self, other):
         return True

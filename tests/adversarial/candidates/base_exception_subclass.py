@@ -1,4 +1,5 @@
 # expect: failed
+# technique: raises a BaseException subclass that test code does not catch
 class Escape(BaseException):
     pass
 

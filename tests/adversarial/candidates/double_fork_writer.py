@@ -1,4 +1,5 @@
 # expect: failed
+# technique: a double-forked child that writes fake results after the run
 import os
 import time
 

@@ -1,4 +1,5 @@
 # expect: output_limit
+# technique: one endless line of output, never a newline
 import os
 
 

@@ -1,4 +1,5 @@
 # expect: failed
+# technique: fills the scratch disk
 def find_duplicates(values):
     try:
         with open("/tmp/fill", "wb") as fh:

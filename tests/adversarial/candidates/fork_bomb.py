@@ -1,4 +1,5 @@
 # expect: failed timeout
+# technique: a fork bomb
 import os
 
 

@@ -1,4 +1,5 @@
 # expect: failed
+# technique: reads the caller's frame to copy the expected value
 import sys
 
 

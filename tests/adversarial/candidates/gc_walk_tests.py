@@ -1,4 +1,5 @@
 # expect: failed
+# technique: walks the garbage collector to the test functions and replaces their code
 import gc
 
 

@@ -1,4 +1,5 @@
 # expect: failed
+# technique: returns an object whose __repr__ never returns
 class Hang:
     def __repr__(self):
         while True:

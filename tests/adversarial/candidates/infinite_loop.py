@@ -1,4 +1,5 @@
 # expect: timeout
+# technique: an infinite loop
 def find_duplicates(values):
     while True:
         pass

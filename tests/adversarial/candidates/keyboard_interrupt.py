@@ -1,3 +1,4 @@
 # expect: failed
+# technique: raises KeyboardInterrupt
 def find_duplicates(values):
     raise KeyboardInterrupt

@@ -1,4 +1,5 @@
 # expect: failed
+# technique: kill(-1) and kills every process it can see
 import os
 import signal
 

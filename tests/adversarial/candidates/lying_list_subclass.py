@@ -1,4 +1,5 @@
 # expect: failed
+# technique: returns a list subclass with a forged __eq__
 class Liar(list):
     def __eq__(self, other):
         return True

@@ -1,4 +1,5 @@
 # expect: oom
+# technique: allocates until the memory limit
 def find_duplicates(values):
     hog = []
     while True:

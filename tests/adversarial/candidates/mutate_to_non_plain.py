@@ -1,4 +1,5 @@
 # expect: failed
+# technique: leaves a non-plain object inside its argument
 class Sneaky:
     pass
 

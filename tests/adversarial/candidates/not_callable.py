@@ -1,2 +1,3 @@
 # expect: error failed
+# technique: the name the suite imports is not a function
 find_duplicates = object()

@@ -1,4 +1,5 @@
 # expect: error failed
+# technique: patches builtins (isinstance, len, type)
 import builtins
 
 builtins.isinstance = lambda *a: True

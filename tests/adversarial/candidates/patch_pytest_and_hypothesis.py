@@ -1,4 +1,5 @@
 # expect: failed
+# technique: patches pytest and Hypothesis internals
 import sys
 
 try:

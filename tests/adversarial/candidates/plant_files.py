@@ -1,4 +1,5 @@
 # expect: failed
+# technique: plants conftest.py, pytest.ini and sitecustomize files
 import os
 
 PAYLOAD = "import pytest\n@pytest.hookimpl(tryfirst=True)\ndef pytest_runtest_makereport(item, call):\n    call.excinfo = None\n"

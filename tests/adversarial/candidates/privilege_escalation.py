@@ -1,4 +1,5 @@
 # expect: failed
+# technique: setuid, unshare and mount through ctypes
 import ctypes
 import os
 

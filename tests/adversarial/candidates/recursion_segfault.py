@@ -1,4 +1,5 @@
 # expect: failed oom
+# technique: unbounded recursion to a crash
 import sys
 
 sys.setrecursionlimit(10**8)

@@ -1,4 +1,5 @@
 # expect: failed
+# technique: sys.settrace to rewrite the tests' frames
 import sys
 
 

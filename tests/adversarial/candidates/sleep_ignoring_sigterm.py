@@ -1,4 +1,5 @@
 # expect: timeout
+# technique: sleeps forever and ignores SIGTERM
 import signal
 import time
 

@@ -1,4 +1,5 @@
 # expect: output_limit
+# technique: floods stdout with hundreds of MB
 import sys
 
 

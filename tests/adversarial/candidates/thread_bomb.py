@@ -1,4 +1,5 @@
 # expect: failed timeout
+# technique: starts threads until the limit
 import threading
 import time
 

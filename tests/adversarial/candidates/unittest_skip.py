@@ -1,4 +1,5 @@
 # expect: failed
+# technique: raises unittest.SkipTest
 import unittest
 
 

@@ -1,3 +1,4 @@
 # expect: failed
+# technique: the function takes the wrong arguments
 def find_duplicates():
     return []

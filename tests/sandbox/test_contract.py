@@ -1,0 +1,89 @@
+"""The contract every SandboxBackend keeps (cold, fresh pool, reuse pool; and the next ones).
+
+A new backend is added to BACKENDS and must pass all of this before it is used: it runs the
+job's own command, gives the same evidence as a cold container for the same input, enforces
+time and output limits, and leaves no container behind when closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import docker
+import pytest
+
+from tests.conftest import EXAMPLE, SUITE, leftover_containers
+from verifier import Evidence, Limits, Status, Verifier
+from verifier.sandbox.backend import SandboxBackend, SandboxJob
+from verifier.sandbox.docker_engine import DockerBackend
+from verifier.sandbox.pool import WarmPool
+
+pytestmark = pytest.mark.docker
+
+LIMITS = Limits(timeout_s=30, call_timeout_s=2, output_bytes=64 * 1024)
+ADVERSARIAL = Path(__file__).parents[1] / "adversarial" / "candidates"
+
+BACKENDS: dict[str, Callable[[str], SandboxBackend]] = {
+    "cold": lambda image: DockerBackend(),
+    "fresh-pool": lambda image: WarmPool(image=image, limits=LIMITS, size=1, policy="fresh"),
+    "reuse-pool": lambda image: WarmPool(image=image, limits=LIMITS, size=1, policy="reuse"),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(BACKENDS))
+def backend(request: pytest.FixtureRequest, sandbox_image: str) -> Iterator[SandboxBackend]:
+    made = BACKENDS[request.param](sandbox_image)
+    with made:
+        yield made
+
+
+@pytest.fixture(scope="module")
+def cold(sandbox_image: str) -> Iterator[Verifier]:
+    with Verifier(image=sandbox_image, limits=LIMITS) as v:
+        yield v
+
+
+def same(a: Evidence, b: Evidence) -> None:
+    assert (a.evidence_id, a.status, a.counts) == (b.evidence_id, b.status, b.counts)
+    assert [(f.test_id, f.kind, f.message, f.falsifying_example) for f in a.failures] == [
+        (f.test_id, f.kind, f.message, f.falsifying_example) for f in b.failures
+    ]
+
+
+def test_it_runs_the_jobs_own_command(backend: SandboxBackend, sandbox_image: str) -> None:
+    job = SandboxJob(image=sandbox_image, command=["python3", "-I", "-c", "print('own command', 6 * 7)"], limits=LIMITS)
+    raw = backend.run(job)
+    assert raw.exit_code == 0 and b"own command 42" in raw.stdout
+
+
+def test_it_names_the_image_it_runs(
+    backend: SandboxBackend, sandbox_image: str, docker_client: docker.DockerClient
+) -> None:
+    assert backend.image_id(sandbox_image) == docker_client.api.inspect_image(sandbox_image)["Id"]
+
+
+@pytest.mark.parametrize("candidate", [EXAMPLE / "good.py", EXAMPLE / "buggy_set.py"], ids=["good", "buggy"])
+def test_same_evidence_as_a_cold_container(
+    backend: SandboxBackend, sandbox_image: str, cold: Verifier, candidate: Path
+) -> None:
+    ev = Verifier(backend=backend, image=sandbox_image, limits=LIMITS).check(candidate, SUITE)
+    same(ev, cold.check(candidate, SUITE))
+
+
+@pytest.mark.parametrize(
+    ("name", "status"),
+    [("infinite_loop.py", Status.TIMEOUT), ("stdout_flood.py", Status.OUTPUT_LIMIT), ("memory_bomb.py", Status.OOM)],
+)
+def test_limits_hold(backend: SandboxBackend, sandbox_image: str, name: str, status: Status) -> None:
+    ev = Verifier(backend=backend, image=sandbox_image, limits=LIMITS).check(ADVERSARIAL / name, SUITE)
+    assert ev.status is status, ev.reason
+
+
+@pytest.mark.parametrize("name", sorted(BACKENDS))
+def test_close_leaves_no_container(name: str, sandbox_image: str, docker_client: docker.DockerClient) -> None:
+    before = set(leftover_containers(docker_client))  # the module's other backends hold some
+    made = BACKENDS[name](sandbox_image)
+    with made:
+        assert Verifier(backend=made, image=sandbox_image, limits=LIMITS).check(EXAMPLE / "good.py", SUITE).ok
+    assert set(leftover_containers(docker_client)) <= before

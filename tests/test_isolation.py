@@ -1,0 +1,161 @@
+"""Per-test candidate processes, the charged clock on a busy host, and admission slots."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from verifier import Limits, Status, Verifier
+from verifier.errors import HostOverloaded
+from verifier.sandbox.admission import Admission
+from verifier.sandbox.gc import owner_alive, owner_labels, process_start
+from verifier.sandbox.hardening import LABEL_OWNER_PID, LABEL_OWNER_START
+
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.mark.docker
+def test_every_test_meets_a_fresh_candidate_process_by_default(verifier: Verifier, tmp_path: Path) -> None:
+    ev = verifier.check(FIXTURES / "stateful.py", FIXTURES / "per_test_suite")
+    assert ev.ok, [(f.test_id, f.detail_untrusted[-300:]) for f in ev.failures]
+    assert ev.candidate_process == "per-test"
+    shared = tmp_path / "suite"
+    shutil.copytree(FIXTURES / "per_test_suite", shared)
+    (shared / "suite.toml").write_text('candidate_process = "per-run"\n')
+    ev = verifier.check(FIXTURES / "stateful.py", shared)
+    assert ev.status is Status.FAILED and ev.candidate_process == "per-run"  # state carried over, as documented
+    assert [f.test_id for f in ev.failures] == ["test_state.py::test_second"]
+
+
+CPU_CANDIDATE = """
+def work(n):
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+"""
+CPU_SUITE = """
+from solution import work
+
+def test_work():
+    for _ in range(6):
+        assert work(400_000) == sum(i * i for i in range(400_000))
+"""
+
+
+def _hog(stop: float) -> None:
+    while time.monotonic() < stop:
+        pass
+
+
+@pytest.mark.docker
+def test_a_busy_host_does_not_turn_a_correct_candidate_into_a_timeout(sandbox_image: str, tmp_path: Path) -> None:
+    """Each call needs ~0.1 s of CPU; its limit is 0.4 s. With the host's CPUs oversubscribed
+    three times over by programs outside the sandbox, wall time per call passes the limit;
+    the charged clock credits the waiting, so the verdict is the candidate's own."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_work.py").write_text(CPU_SUITE)
+    limits = Limits(timeout_s=60, call_timeout_s=0.4)
+    stop = time.monotonic() + 120
+    hogs = [multiprocessing.Process(target=_hog, args=(stop,)) for _ in range(3 * (os.cpu_count() or 1))]
+    for hog in hogs:
+        hog.start()
+    try:
+        time.sleep(1)
+        with Verifier(image=sandbox_image, limits=limits) as v:
+            ev = v.check(CPU_CANDIDATE, suite)
+    finally:
+        for hog in hogs:
+            hog.terminate()
+            hog.join()
+    assert ev.status in (Status.PASSED, Status.OVERLOADED), (ev.status, [f.message for f in ev.failures])
+    assert ev.durations.host_wait_s > 0
+
+
+@pytest.mark.docker
+def test_a_sleeper_is_still_the_candidates_timeout_on_a_busy_host(sandbox_image: str, tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_sleep.py").write_text("from solution import nap\n\ndef test_nap():\n    nap()\n")
+    stop = time.monotonic() + 60
+    hogs = [multiprocessing.Process(target=_hog, args=(stop,)) for _ in range(2 * (os.cpu_count() or 1))]
+    for hog in hogs:
+        hog.start()
+    try:
+        with Verifier(image=sandbox_image, limits=Limits(timeout_s=30, call_timeout_s=1)) as v:
+            ev = v.check("import time\n\ndef nap():\n    time.sleep(30)\n", suite)
+    finally:
+        for hog in hogs:
+            hog.terminate()
+            hog.join()
+    assert ev.status is Status.TIMEOUT, ev.reason  # sleeping is not waiting for a CPU
+
+
+def test_admission_slots_are_shared_across_processes_and_the_wait_is_bounded(tmp_path: Path) -> None:
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_SLOT, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        started = time.monotonic()
+        with pytest.raises(HostOverloaded, match="no sandbox slot"), Admission(1, wait_s=0.5, folder=tmp_path).slot():
+            pass
+        assert time.monotonic() - started >= 0.5
+        holder.kill()  # a process that dies releases its slot with it
+        holder.wait()
+        with Admission(1, wait_s=5, folder=tmp_path).slot() as waited:
+            assert waited < 5
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+HOLD_SLOT = """
+import sys, time
+from pathlib import Path
+from verifier.sandbox.admission import Admission
+with Admission(1, folder=Path(sys.argv[1])).slot():
+    print("holding", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_admission_never_lets_more_than_n_run_at_once(tmp_path: Path) -> None:
+    admission = Admission(2, folder=tmp_path)
+    running, peak, lock = 0, 0, threading.Lock()
+
+    def job() -> None:
+        nonlocal running, peak
+        with admission.slot():
+            with lock:
+                running += 1
+                peak = max(peak, running)
+            time.sleep(0.05)
+            with lock:
+                running -= 1
+
+    threads = [threading.Thread(target=job) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert peak == 2
+
+
+def test_a_reused_pid_does_not_hide_an_orphan() -> None:
+    labels = owner_labels()
+    assert owner_alive(labels)
+    assert process_start(os.getpid()) != ""
+    reused = {**labels, LABEL_OWNER_START: str(int(labels[LABEL_OWNER_START]) + 1)}
+    assert not owner_alive(reused)  # same pid, another process: its container is an orphan
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    assert not owner_alive({**labels, LABEL_OWNER_PID: str(dead.pid)})
