@@ -106,11 +106,6 @@ class Story:
             self.line(raw, style="cyan", indent=4)
 
 
-def compact(text: str) -> str:
-    """Hypothesis prints examples over several lines; one line reads better here."""
-    return " ".join(text.split()).replace("( ", "(").replace(", )", ")")
-
-
 def shown_failures(failures: list[Any]) -> list[Any]:
     """The first failure, and the first one with a falsifying example when that is another."""
     shown = failures[:1]
@@ -132,6 +127,7 @@ def detail_lines(detail: str) -> list[tuple[str, str]]:
 def tell(story: Story, outcome: dict[str, Any], result: dict[str, Any], rubric: Any, online: bool) -> None:
     """Each round: the worker's code, the evidence, the verdict and the feedback; then the decision."""
     from verifier.agents.candidates import GRADER_NAME, NoCandidate, candidate_in_text
+    from verifier.agents.tools import compact_example
     from verifier.text import one_line, visible
 
     messages = list(result.get("messages", []))
@@ -164,7 +160,7 @@ def tell(story: Story, outcome: dict[str, Any], result: dict[str, Any], rubric: 
                 story.line(f"✗ {one_line(failure.test_id, 70)}", style="red")
                 story.line(one_line(failure.message, 70), indent=6)
                 if failure.falsifying_example:
-                    story.para(f"falsifying example: {one_line(compact(failure.falsifying_example), 200)}", indent=6)
+                    story.para(f"falsifying example: {compact_example(failure.falsifying_example)}", indent=6)
                 for label, text in detail_lines(failure.detail_untrusted):
                     story.line(f"{label}: {visible(text, keep_newlines=False)}", style="dim", indent=6)
             if ev and len(ev.failures) > len(shown_failures(ev.failures)):

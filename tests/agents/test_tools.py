@@ -240,3 +240,10 @@ def test_async_tool_does_not_block_the_event_loop() -> None:
     (text, ev), ticks = asyncio.run(main())
     assert "status: passed" in text and ev.ok
     assert ticks >= 6  # the loop kept running while the sandbox worked
+
+
+def test_falsifying_examples_are_shown_on_one_line() -> None:
+    from verifier.agents.tools import compact_example
+
+    assert compact_example("test_x(\n        items=[[]],\n    )") == "test_x(items=[[]])"
+    assert compact_example("f(\n    a=1,\n    b='x  y',\n)") == "f(a=1, b='x  y')"

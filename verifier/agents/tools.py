@@ -51,6 +51,16 @@ def _fence_body(text: str) -> str:
     return _FENCE_TAG.sub(r"<\\\1\2", visible(text))
 
 
+def compact_example(example: str) -> str:
+    """Hypothesis' falsifying example on one line: `f(\n    x=[[]],\n)` -> `f(x=[[]])`.
+
+    Only the line breaks Hypothesis adds are removed (reprs never hold a raw newline), then
+    `one_line` applies: the result is one visible line."""
+    text = re.sub(r"\(\n\s*", "(", example)
+    text = re.sub(r",?\n\s*\)", ")", text)
+    return one_line(re.sub(r"\n\s*", " ", text), 300)
+
+
 def _detail_lines(detail: str) -> list[str]:
     """The lines of a failure detail worth showing: pytest's `E ` lines, else the last lines."""
     lines = [ln for ln in detail.splitlines() if ln.strip()]
@@ -88,7 +98,7 @@ def render(ev: Evidence, *, limit: int = MAX_TOOL_CHARS) -> str:
     for i, f in enumerate(shown, 1):
         lines.append(f"{i}. {one_line(f.test_id, 200)} [{f.kind.value}] {one_line(f.message, 300)}")
         if f.falsifying_example:
-            lines.append(f"   falsifying input: {one_line(f.falsifying_example, 300)}")
+            lines.append(f"   falsifying input: {compact_example(f.falsifying_example)}")
         untrusted += [f"failure {i}: {ln}" for ln in _detail_lines(f.detail_untrusted)]
     output = ev.candidate_output_untrusted.strip()
     if output:
