@@ -104,7 +104,13 @@ class VerifiedRubric:
             )
         run_id = self.recorder.latest_run(thread_id=thread, scope=self.scope)
         if run_id is None:
-            return decide([], [], code, reason_if_no_run=f"no grading pass was recorded on thread {thread!r}")
+            return decide(
+                [],
+                [],
+                code,
+                reason_if_no_run=f"no grading pass was recorded on thread {thread!r}",
+                no_candidate_reason=missing,
+            )
         return decide(
             self.recorder.evaluations(run_id),
             self.recorder.tool_calls(run_id),
