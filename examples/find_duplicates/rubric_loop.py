@@ -1,17 +1,21 @@
 """The tutorial's find_duplicates scenario, end to end, with the real sandbox.
 
 A working model writes find_duplicates; a grading model (Deep Agents' RubricMiddleware)
-calls the sandboxed `run_test_suite` evidence tool on the latest candidate, feeds the
-failures back, and the fail-closed gate accepts only a `satisfied` verdict backed by
-passing evidence for the final candidate's exact bytes.
+calls the sandboxed `run_test_suite` evidence tool on the latest candidate, the middleware
+feeds the failures back, and the fail-closed gate accepts only a `satisfied` verdict backed
+by passing evidence for the final candidate's exact bytes.
+
+Needs the agents extra (pip install 'sandboxed-verifier[agents]') and a running Docker
+engine; the sandbox image is built on first use (about a minute).
 
     python examples/find_duplicates/rubric_loop.py              # offline: scripted models
     WORKING_MODEL=openai:gpt-5.1 GRADER_MODEL=openai:gpt-5.1-mini python ... --online
 
-Offline, the worker's first answer is the set-based bug; the grader runs the tool, gets
-the unhashable-value failure and asks for a revision; the worker fixes it; the grader
-re-runs the tool on the new candidate and returns `satisfied`; the gate accepts.
-The last line printed is one JSON object with the outcome.
+Offline, both models are scripted: the worker's first answer is the set-based bug
+(buggy_set.py), its answer after feedback is good.py; the grader calls the tool and bases
+its verdict on what the tool reported. The story of each round is printed (80 columns);
+the last line is one JSON object with the outcome. Runs are recorded in the default run
+database, so `verifier runs report` shows them afterwards.
 """
 
 from __future__ import annotations
@@ -20,14 +24,16 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 import uuid
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage
 
 HERE = Path(__file__).resolve().parent
 SUITE = HERE / "suite"
+WIDTH = 80
 TASK = """Implement find_duplicates(values). Return each duplicated value once,
 ordered by where it appears for the second time. Support unhashable values,
 do not mutate the input, and reply with the source in one ```python block."""
@@ -40,46 +46,15 @@ CRITERIA = (
     "run_test_suite reports ok: true for the latest candidate",
     "find_duplicates meets the task (order, uniqueness, unhashable values, no mutation)",
 )
+SCRIPTED = (
+    "scripted (offline, no API key): the worker answers with buggy_set.py, then, "
+    "after the grader's feedback, with good.py; the grader calls run_test_suite and "
+    "bases its verdict on what the tool reported"
+)
 
 
 def _block(path: Path) -> str:
     return "```python\n" + path.read_text() + "```"
-
-
-def scripted_worker(messages: list[BaseMessage]) -> AIMessage:
-    """First answer: the set-based bug. After a grader's revision request: the fix."""
-    revisions = sum(1 for m in messages if isinstance(m, HumanMessage) and m.name == "rubric_grader")
-    if revisions == 0:
-        return AIMessage(content="Here is my implementation:\n" + _block(HERE / "buggy_set.py"))
-    return AIMessage(content="Revised to compare with == so lists work:\n" + _block(HERE / "good.py"))
-
-
-def scripted_grader(messages: list[BaseMessage]) -> AIMessage:
-    """Calls the evidence tool, then bases its verdict on what the tool reported."""
-    last = messages[-1]
-    if not isinstance(last, ToolMessage):
-        return AIMessage(
-            content="", tool_calls=[{"name": "run_test_suite", "args": {}, "id": f"call-{uuid.uuid4().hex[:8]}"}]
-        )
-    report = str(last.content)
-    passed = "ok: true" in report and "latest candidate: yes" in report
-    if passed:
-        verdict: dict[str, Any] = {
-            "result": "satisfied",
-            "explanation": "run_test_suite: " + report.splitlines()[1],
-            "criteria": [{"name": name, "passed": True} for name in CRITERIA],
-        }
-    else:
-        first_failure = next((ln for ln in report.splitlines() if ln.startswith("1. ")), report.splitlines()[0])
-        gap = f"{first_failure[:300]} -- see the falsifying input in the tool output"
-        verdict = {
-            "result": "needs_revision",
-            "explanation": "run_test_suite: " + report.splitlines()[1],
-            "criteria": [{"name": name, "passed": False, "gap": gap} for name in CRITERIA],
-        }
-    return AIMessage(
-        content="", tool_calls=[{"name": "GraderResponse", "args": verdict, "id": f"verdict-{uuid.uuid4().hex[:8]}"}]
-    )
 
 
 def models(online: bool) -> tuple[Any, Any]:
@@ -88,47 +63,177 @@ def models(online: bool) -> tuple[Any, Any]:
 
         working = init_chat_model(os.environ["WORKING_MODEL"])
         return working, init_chat_model(os.environ.get("GRADER_MODEL", os.environ["WORKING_MODEL"]))
-    from verifier.agents.scripted import ScriptedChatModel
+    from verifier.agents.scripted import ScriptedChatModel, evidence_grader, revising_worker
 
-    return ScriptedChatModel(responder=scripted_worker), ScriptedChatModel(responder=scripted_grader)
+    worker = revising_worker(
+        "Here is my implementation:\n" + _block(HERE / "buggy_set.py"),
+        "Revised to compare with == so lists work:\n" + _block(HERE / "good.py"),
+    )
+    return ScriptedChatModel(responder=worker), ScriptedChatModel(responder=evidence_grader(CRITERIA))
 
 
-def run(online: bool = False, recorder_url: str = "sqlite://") -> dict[str, Any]:
+# -- the story -------------------------------------------------------------------------
+class Story:
+    """Prints the run for a reader: plain text in WIDTH columns, candidate text made visible."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        self.console = Console(width=WIDTH, highlight=False, soft_wrap=False)
+
+    def rule(self, title: str) -> None:
+        from rich.rule import Rule
+
+        self.console.print(Rule(title, align="left", style="dim"))
+
+    def line(self, text: str = "", style: str = "", indent: int = 2) -> None:
+        """One line, cut (never wrapped) to the width."""
+        from rich.text import Text
+
+        self.console.print(Text(" " * indent + text, style=style), no_wrap=True, overflow="ellipsis", crop=True)
+
+    def para(self, text: str, indent: int = 2, style: str = "") -> None:
+        """Prose wrapped at word boundaries."""
+        for raw in text.splitlines() or [""]:
+            wrapped = textwrap.wrap(raw, WIDTH - indent - 2, subsequent_indent="  ") or [""]
+            for piece in wrapped:
+                self.line(piece, style=style, indent=indent)
+
+    def code(self, source: str) -> None:
+        from verifier.text import visible
+
+        for raw in visible(source).rstrip("\n").splitlines():
+            self.line(raw, style="cyan", indent=4)
+
+
+def shown_failures(failures: list[Any]) -> list[Any]:
+    """The first failure, and the first one with a falsifying example when that is another."""
+    shown = failures[:1]
+    with_example = next((f for f in failures if f.falsifying_example), None)
+    if with_example is not None and with_example not in shown:
+        shown.append(with_example)
+    return shown
+
+
+def detail_lines(detail: str) -> list[tuple[str, str]]:
+    """From a pytest failure detail (candidate-controlled): the failing call and the error."""
+    lines = detail.splitlines()
+    calls = [ln[1:].strip() for ln in lines if ln.startswith(">") and "(" in ln]
+    call = next((c for c in calls if not c.startswith("def ")), None)
+    error = next((ln[1:].strip() for ln in lines if ln.startswith("E ")), None)
+    return [(label, text) for label, text in (("at", call), ("candidate said", error)) if text]
+
+
+def tell(story: Story, outcome: dict[str, Any], result: dict[str, Any], rubric: Any, online: bool) -> None:
+    """Each round: the worker's code, the evidence, the verdict and the feedback; then the decision."""
+    from verifier.agents.candidates import GRADER_NAME, NoCandidate, candidate_in_text
+    from verifier.agents.tools import compact_example
+    from verifier.text import one_line, visible
+
+    messages = list(result.get("messages", []))
+    answers = [m for m in messages if isinstance(m, AIMessage) and m.name != GRADER_NAME and m.text.strip()]
+    feedback = [m for m in messages if isinstance(m, HumanMessage) and m.name == GRADER_NAME]
+    run_id = outcome["grading_run_id"]
+    evaluations = rubric.recorder.evaluations(run_id) if run_id else []
+    calls = rubric.recorder.tool_calls(run_id) if run_id else []
+
+    story.rule("find_duplicates, graded with sandboxed evidence")
+    names = f"{os.environ.get('WORKING_MODEL')} / {os.environ.get('GRADER_MODEL', '(same)')}"
+    story.para("models: " + (names if online else SCRIPTED))
+    story.para(f"suite: {SUITE.relative_to(HERE.parent.parent)} (pytest + Hypothesis, in Docker)")
+    story.para(f"thread: {outcome['thread_id']}")
+    for i, evaluation in enumerate(evaluations):
+        story.line()
+        story.rule(f"round {i}: the worker's answer")
+        if i < len(answers):
+            try:
+                story.code(candidate_in_text(answers[i].text))
+            except NoCandidate as exc:
+                story.para("no candidate: " + one_line(exc.reason, 400), style="red")
+        story.rule(f"round {i}: evidence from run_test_suite")
+        for call in [c for c in calls if c.iteration == evaluation["iteration"]]:
+            ev = rubric.recorder.evidence(call.evidence_id)
+            status = "ok" if call.ok else call.status
+            story.line(f"{status}: {one_line(call.reason, 60)}", style="green" if call.ok else "red")
+            story.line(f"candidate {call.candidate_sha256}")
+            for failure in shown_failures(ev.failures if ev else []):
+                story.line(f"✗ {one_line(failure.test_id, 70)}", style="red")
+                story.line(one_line(failure.message, 70), indent=6)
+                if failure.falsifying_example:
+                    story.para(f"falsifying example: {compact_example(failure.falsifying_example)}", indent=6)
+                for label, text in detail_lines(failure.detail_untrusted):
+                    story.line(f"{label}: {visible(text, keep_newlines=False)}", style="dim", indent=6)
+            if ev and len(ev.failures) > len(shown_failures(ev.failures)):
+                story.line(f"... {len(ev.failures) - len(shown_failures(ev.failures))} more failures", indent=4)
+        verdict = str(evaluation["result"])
+        story.rule(f"round {i}: verdict {verdict}")
+        story.para(one_line(str(evaluation.get("explanation", "")), 400))
+        if i < len(feedback):
+            story.line("feedback the middleware sent to the worker:", style="bold")
+            story.para(visible(feedback[i].text), indent=4, style="yellow")
+    story.line()
+    story.rule("decision (fail-closed gate)")
+    accepted = outcome["accepted"]
+    story.line("ACCEPTED" if accepted else "REJECTED", style="bold green" if accepted else "bold red")
+    story.para(outcome["reason"])
+    story.line(f"candidate {outcome['candidate_sha256'] or '-'}")
+    story.line(f"evidence  {outcome['evidence_id'] or '-'}")
+    story.line(f"run       {run_id or '-'}")
+    story.para(f"recorded in {rubric.recorder.display_url} (see `verifier runs report`)")
+
+
+def run(online: bool = False, recorder_url: str | None = None, story: bool = True) -> dict[str, Any]:
     from deepagents import create_deep_agent
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from verifier.agents.middleware import verified_rubric
+    from verifier.agents import verified_rubric
     from verifier.agents.progress import GradingProgress
     from verifier.agents.recorder import RunRecorder
+    from verifier.sandbox import image
+    from verifier.sandbox.docker_engine import connect
 
+    image.build(connect())  # a no-op when the image of this recipe exists
     working, grader = models(online)
     rubric = verified_rubric(model=grader, suite=SUITE, max_iterations=3, recorder=RunRecorder(recorder_url))
     agent = create_deep_agent(model=working, middleware=[rubric.middleware], checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": f"find-duplicates-{uuid.uuid4().hex[:8]}"}}
     progress = GradingProgress()
-    progress.follow(
+    chunks = progress.follow(
         agent.stream({"messages": [HumanMessage(TASK)], "rubric": RUBRIC}, config, stream_mode=["custom", "values"])
     )
-    state = agent.get_state(config).values
-    decision = rubric.decide(state)
+    result = next(c[1] for c in reversed(chunks) if isinstance(c, tuple) and c[0] == "values")
+    decision = rubric.decide(result, config)
     run_id = decision.grading_run_id
-    verdicts = [e["result"] for e in state.get("_rubric_evaluations", []) if e["grading_run_id"] == run_id]
-    return {
+    outcome = {
         "accepted": decision.accepted,
         "reason": decision.reason,
-        "verdicts": verdicts,
+        "verdicts": [e["result"] for e in rubric.recorder.evaluations(run_id)] if run_id else [],
         "candidate_sha256": decision.candidate_sha256,
         "evidence_id": decision.evidence_id,
         "grading_run_id": run_id,
+        "thread_id": config["configurable"]["thread_id"],
+        "models": "online" if online else "scripted",
+        "recorder": rubric.recorder.display_url,
     }
+    if story:
+        tell(Story(), outcome, result, rubric, online)
+    rubric.recorder.close()
+    return outcome
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        description="\n\n".join(__doc__.split("\n\n")[:3]),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--offline", action="store_true", help="scripted models (the default without WORKING_MODEL)")
     mode.add_argument("--online", action="store_true", help="real models from WORKING_MODEL / GRADER_MODEL")
-    parser.add_argument("--recorder", default="sqlite://", help="SQLAlchemy URL of the run recorder")
+    parser.add_argument(
+        "--recorder",
+        default=None,
+        help="SQLAlchemy URL of the run recorder (default: the one `verifier runs report` reads)",
+    )
     args = parser.parse_args(argv)
     online = args.online or (not args.offline and "WORKING_MODEL" in os.environ)
     if online and "WORKING_MODEL" not in os.environ:

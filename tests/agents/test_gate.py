@@ -59,3 +59,11 @@ def test_evidence_from_another_run_does_not_count() -> None:
 def test_the_last_run_is_judged_when_a_thread_has_several() -> None:
     evaluations = [ev(0, "satisfied", run="old"), ev(0, "needs_revision", run=RUN), ev(1, "max_iterations_reached")]
     assert not decide(evaluations, [call(V2, run="old")], V2).accepted
+
+
+def test_a_missing_candidate_names_the_readers_reason_in_every_rejection() -> None:
+    why = "the reply had no python block; use StateFile"
+    satisfied = decide([ev(0, "satisfied")], [call(V2)], None, no_candidate_reason=why)
+    revising = decide([ev(0, "max_iterations_reached")], [], None, no_candidate_reason=why)
+    for d in (satisfied, revising):
+        assert not d.accepted and "no final candidate" in d.reason and why in d.reason

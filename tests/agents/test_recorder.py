@@ -1,12 +1,18 @@
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
-from verifier.agents.recorder import RunRecorder, ToolCall
+from verifier.agents.recorder import ENV_URL, NoDatabase, RunRecorder, ToolCall, default_url
 from verifier.evidence import Evidence, Status
 from verifier.limits import Limits
 
@@ -36,10 +42,19 @@ def evidence(eid: str, status: Status = Status.FAILED) -> Evidence:
     )
 
 
-def call(run: str, eid: str, latency: float, status: str = "failed") -> ToolCall:
+def call(
+    run: str | None,
+    eid: str,
+    latency: float,
+    status: str = "failed",
+    *,
+    iteration: int = 0,
+    thread_id: str | None = None,
+    scope: str | None = None,
+) -> ToolCall:
     return ToolCall(
         grading_run_id=run,
-        iteration=0,
+        iteration=iteration,
         evidence_id=eid,
         candidate_sha256="c",
         candidate_is_latest=True,
@@ -47,6 +62,8 @@ def call(run: str, eid: str, latency: float, status: str = "failed") -> ToolCall
         status=status,
         cached=False,
         latency_s=latency,
+        thread_id=thread_id,
+        scope=scope,
     )
 
 
@@ -128,3 +145,106 @@ def test_cli_report_and_override(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["overturned_satisfied"] == 1
     human = subprocess.run([*run, "report", "--db", url], capture_output=True, text=True)
     assert "first-pass rate" in human.stdout and "100.0%" in human.stdout
+
+
+def test_evidence_and_its_tool_call_are_written_in_one_transaction() -> None:
+    rec = RunRecorder("sqlite://")
+    broken = dataclasses.replace(call("r1", "e1", 0.1), status=None)  # type: ignore[arg-type]  # NOT NULL
+    with pytest.raises(sa.exc.IntegrityError):
+        rec.record(evidence("e1"), broken)
+    assert rec.evidence("e1") is None and rec.tool_calls("r1") == []  # neither half was kept
+
+
+@pytest.mark.parametrize("status", [Status.INFRA_ERROR, Status.OVERLOADED])
+def test_only_verdicts_are_stored_as_evidence(status: Status) -> None:
+    rec = RunRecorder("sqlite://")
+    rec.record(evidence("e1", status), call("r1", "e1", 0.1, status.value))
+    assert rec.evidence("e1") is None
+    assert [c.status for c in rec.tool_calls("r1")] == [status.value]  # the call still counts
+    rec.record(evidence("e1", Status.FAILED), call("r1", "e1", 0.1))
+    assert rec.evidence("e1") == evidence("e1", Status.FAILED)  # the later verdict is not blocked
+
+
+def test_an_evaluation_binds_the_tool_calls_of_its_grading_pass() -> None:
+    rec = RunRecorder("sqlite://")
+    rec.record(evidence("e1"), call(None, "e1", 0.1, thread_id="t", scope="s"))
+    rec.record(evidence("e2"), call(None, "e2", 0.1, thread_id="other", scope="s"))
+    rec.record(evidence("e3"), call(None, "e3", 0.1, thread_id="t", scope="another-rubric"))
+    rec.record(evidence("e4"), call(None, "e4", 0.1, thread_id="t", scope="s", iteration=1))
+    rec.on_evaluation(evaluation("run-1", 0, "needs_revision"), thread_id="t", scope="s")
+    assert [c.evidence_id for c in rec.tool_calls("run-1")] == ["e1"]
+    rec.on_evaluation(evaluation("run-1", 1, "satisfied"), thread_id="t", scope="s")
+    assert [c.evidence_id for c in rec.tool_calls("run-1")] == ["e1", "e4"]
+    assert rec.latest_run(thread_id="t", scope="s") == "run-1"
+    assert rec.latest_run(thread_id="other", scope="s") is None
+
+
+def test_the_latest_run_of_a_thread_is_the_last_evaluated() -> None:
+    rec = RunRecorder("sqlite://")
+    rec.on_evaluation(evaluation("old", 0, "satisfied"), thread_id="t", scope="s")
+    rec.on_evaluation(evaluation("new", 0, "needs_revision"), thread_id="t", scope="s")
+    assert rec.latest_run(thread_id="t", scope="s") == "new"
+
+
+def test_default_database_is_a_documented_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_URL, raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    assert default_url() == f"sqlite:///{tmp_path}/state/verifier/runs.db"
+    monkeypatch.delenv("XDG_STATE_HOME")
+    assert default_url() == f"sqlite:///{Path.home()}/.local/state/verifier/runs.db"
+    monkeypatch.setenv(ENV_URL, "sqlite:///elsewhere.db")
+    assert default_url() == "sqlite:///elsewhere.db"
+    assert RunRecorder.__init__.__defaults__ == (None,)  # no in-memory default any more
+
+
+def test_opening_a_missing_database_without_create_creates_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "sub" / "runs.db"
+    with pytest.raises(NoDatabase):
+        RunRecorder(f"sqlite:///{target}", create=False)
+    assert not target.parent.exists()
+
+
+def test_a_database_of_the_previous_schema_gets_the_new_columns(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/old.db"
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                "CREATE TABLE evaluations (grading_run_id VARCHAR(64), iteration INTEGER, result VARCHAR(32) NOT NULL,"
+                " explanation TEXT NOT NULL, criteria TEXT NOT NULL, unverified BOOLEAN NOT NULL,"
+                " recorded_at FLOAT NOT NULL, PRIMARY KEY (grading_run_id, iteration))"
+            )
+        )
+    engine.dispose()
+    rec = RunRecorder(url)
+    rec.on_evaluation(evaluation("r", 0, "satisfied"), thread_id="t", scope="s")
+    assert rec.latest_run(thread_id="t", scope="s") == "r"
+
+
+def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "verifier", "runs", *args], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+def test_cli_report_on_a_missing_database_says_so_and_creates_nothing(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != ENV_URL} | {"XDG_STATE_HOME": str(tmp_path / "state")}
+    done = cli("report", env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "no run database at" in done.stderr and "no grading runs recorded" in done.stderr
+    assert not (tmp_path / "state").exists()
+    here = cli("report", "--db", f"sqlite:///{tmp_path}/nope.db", env=env)
+    assert here.returncode == 2 and not (tmp_path / "nope.db").exists()
+
+
+def test_cli_report_reads_the_default_database_the_recorder_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(ENV_URL)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    RunRecorder().on_evaluation(evaluation("r1", 0, "satisfied"))
+    done = cli("report", "--json", env=dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["runs"] == 1
+    missing = cli("override", "no-such-run", env=dict(os.environ))
+    assert missing.returncode == 2 and "no grading run no-such-run" in missing.stderr

@@ -32,7 +32,14 @@ def test_identical_samples_are_verified_once() -> None:
 
 def test_pass_at_k_per_task() -> None:
     samples = [he.Sample("A", "", {}), he.Sample("A", "", {}), he.Sample("B", "", {}), he.Sample("B", "", {})]
-    assert he.pass_at_ks(samples, [True, False, False, False], ks=(1, 2)) == {"pass@1": 0.25, "pass@2": 0.5}
+    result = he.pass_at_ks(samples, [True, False, False, False], ks=(1, 2, 3))
+    assert result.scores == {"pass@1": 0.25, "pass@2": 0.5}
+    assert set(result.not_reported) == {"pass@3"}
+
+
+def test_coverage_against_the_problem_file() -> None:
+    samples = [he.Sample("HumanEval/0", "", {}), he.Sample("HumanEval/0", "", {}), he.Sample("HumanEval/1", "", {})]
+    assert he.coverage(samples, PROBLEMS) == (2, 164)
 
 
 @pytest.mark.docker

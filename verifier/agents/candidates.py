@@ -1,13 +1,22 @@
 """Where the latest candidate comes from: the source of truth, never the grader's retyping.
 
-A `CandidateSource` reads the current candidate out of the working agent's state: the
-last fenced Python block of the working model's last answer (`CodeBlock`), or a file in
-the Deep Agents file state (`StateFile`). `grader_state` turns that into the fields the
-evidence tool reads from the grader's state (via RubricMiddleware's `build_grader_state`).
+A candidate reader takes the working agent's state (what `agent.invoke(...)` returns, or
+the state RubricMiddleware hands `build_grader_state`) and returns the current candidate's
+source, or None, or raises `NoCandidate("why")` to say why there is none. Built in:
+
+- `CodeBlock()` (the default): the working model's last answer. The last fenced block
+  tagged `python`/`py` (any case) or untagged that parses as Python; with no fences at all,
+  the whole answer when it parses as Python and defines something (the seed chapter asks
+  the working model for source "without Markdown fences").
+- `StateFile("/solution.py")`: a file in the Deep Agents file state.
+
+`grader_state` turns the reader's answer into the fields the evidence tool reads from the
+grader's state.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,47 +27,132 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from verifier.hashing import sha256_bytes
 
-_FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
 GRADER_NAME = "rubric_grader"
+#: Info strings of fenced blocks that may hold the candidate (compared in lower case).
+PYTHON_TAGS = frozenset({"", "python", "py", "python3", "py3"})
+_OPENING = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*([^`\s]*)[^`]*$")
+_FIX = (
+    "If the candidate lives elsewhere, pass verified_rubric(candidate=StateFile('/path.py')) for a file in "
+    "the agent's file state, or candidate=your_reader (a function state -> source)."
+)
+
+
+class NoCandidate(Exception):
+    """Raised by a candidate reader to say why the state holds no candidate (shown to the grader and the user)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class VerifierGraderState(AgentState):  # type: ignore[type-arg]
-    """Extra keys of the grader's state: what the evidence tool verifies, and for which run."""
+    """Extra keys of the grader's state: what the evidence tool verifies, and for which grading pass."""
 
     candidate_source: NotRequired[str | None]
     candidate_sha256: NotRequired[str | None]
-    grading_run_id: NotRequired[str | None]
+    candidate_missing: NotRequired[str | None]
+    grading_scope: NotRequired[str | None]
+    grading_thread_id: NotRequired[str | None]
     grading_iteration: NotRequired[int]
-
-
-def _text(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    parts = [p.get("text", "") if isinstance(p, dict) else str(p) for p in content]
-    return "".join(str(p) for p in parts)
-
-
-def latest_code_block(messages: Sequence[BaseMessage]) -> str | None:
-    """The last fenced Python block of the working model's last answer (None if it has none)."""
-    for message in reversed(messages):
-        if isinstance(message, AIMessage) and message.name != GRADER_NAME:
-            blocks = _FENCE.findall(_text(message))
-            return blocks[-1] if blocks else None
-    return None
 
 
 class CandidateSource(Protocol):
     def __call__(self, state: Mapping[str, Any]) -> str | None:
-        """The current candidate's source in the working agent's state, or None."""
+        """The current candidate's source in the working agent's state, or None (or raise NoCandidate)."""
+
+
+def _text(message: BaseMessage) -> str:
+    return message.text  # LangChain's own join of the text parts of any content form
+
+
+def fenced_blocks(text: str) -> list[tuple[str, str]]:
+    """(info string in lower case, body) of each fenced block, in order (CommonMark fences:
+    ``` or ~~~, closed by a fence of the same character at least as long; an unclosed
+    block runs to the end)."""
+    blocks: list[tuple[str, str]] = []
+    lines = text.splitlines(keepends=True)
+    i = 0
+    while i < len(lines):
+        m = _OPENING.match(lines[i].rstrip("\r\n"))
+        if m is None:
+            i += 1
+            continue
+        fence, info = m.group(1), m.group(2).lower()
+        body: list[str] = []
+        i += 1
+        while i < len(lines):
+            stripped = lines[i].strip()
+            if stripped.startswith(fence[0] * len(fence)) and set(stripped) == {fence[0]}:
+                break
+            body.append(lines[i])
+            i += 1
+        blocks.append((info, "".join(body)))
+        i += 1
+    return blocks
+
+
+def _parses(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _defines_something(tree: ast.Module) -> bool:
+    """A bare word or sentence fragment can parse as Python; a candidate defines or imports something."""
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom)
+    return any(isinstance(node, kinds) for node in tree.body)
+
+
+def candidate_in_text(text: str) -> str:
+    """The candidate in one answer of the working model; raises NoCandidate with the reason."""
+    blocks = fenced_blocks(text)
+    if blocks:
+        python = [body for info, body in blocks if info in PYTHON_TAGS]
+        if not python:
+            tags = ", ".join(sorted({info or "untagged" for info, _ in blocks}))
+            raise NoCandidate(f"the working model's last answer has code blocks ({tags}), none tagged python. {_FIX}")
+        for body in reversed(python):
+            if _parses(body) is not None:
+                return body
+        raise NoCandidate(
+            f"none of the {len(python)} python block(s) in the working model's last answer parses as Python. {_FIX}"
+        )
+    tree = _parses(text)
+    if tree is not None and _defines_something(tree):
+        return text
+    raise NoCandidate(
+        "the working model's last answer has no code block and is not Python source on its own "
+        f"(ask for source without fences, or in a ```python block). {_FIX}"
+    )
+
+
+def last_answer(messages: Sequence[BaseMessage]) -> AIMessage | None:
+    """The working model's last message with text (revision requests come from the grader, not the model)."""
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and message.name != GRADER_NAME and _text(message).strip():
+            return message
+    return None
+
+
+def latest_code_block(messages: Sequence[BaseMessage]) -> str | None:
+    """The candidate in the working model's last answer, or None (see `candidate_in_text`)."""
+    try:
+        return CodeBlock()({"messages": list(messages)})
+    except NoCandidate:
+        return None
 
 
 @dataclass(frozen=True)
 class CodeBlock:
-    """The candidate is the last ```python block of the working model's last answer."""
+    """The candidate is in the working model's last answer: the last python block that
+    parses, or the whole answer when it has no fences and parses as Python."""
 
     def __call__(self, state: Mapping[str, Any]) -> str | None:
-        return latest_code_block(list(state.get("messages", [])))
+        message = last_answer(list(state.get("messages") or []))
+        if message is None:
+            raise NoCandidate(f"the working model has not answered with any text yet. {_FIX}")
+        return candidate_in_text(_text(message))
 
 
 @dataclass(frozen=True)
@@ -68,21 +162,46 @@ class StateFile:
     path: str
 
     def __call__(self, state: Mapping[str, Any]) -> str | None:
-        data = (state.get("files") or {}).get(self.path)
+        files = state.get("files") or {}
+        data = files.get(self.path)
         if data is None:
-            return None
+            have = ", ".join(sorted(files)[:5]) or "none"
+            raise NoCandidate(
+                f"the agent's file state has no {self.path} (files: {have}); "
+                "point StateFile at the file the working model writes, or pass a custom reader"
+            )
         content = data.get("content") if isinstance(data, Mapping) else data
         if isinstance(content, list):  # older deepagents kept a list of lines
             return "\n".join(str(line) for line in content)
         return None if content is None else str(content)
 
 
-def grader_state(source: CandidateSource, state: Mapping[str, Any], iteration: int) -> dict[str, Any]:
-    """What `build_grader_state` hands the grader: the latest candidate and its run."""
-    code = source(state)
+def read_latest(source: CandidateSource, state: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """(candidate source, None) or (None, why there is none) from any reader."""
+    try:
+        code = source(state)
+    except NoCandidate as exc:
+        return None, exc.reason
+    if code is None:
+        return None, f"the candidate reader found no candidate in the agent's state. {_FIX}"
+    return code, None
+
+
+def grader_state(
+    source: CandidateSource,
+    state: Mapping[str, Any],
+    iteration: int,
+    *,
+    scope: str | None = None,
+    thread_id: str | None = None,
+) -> dict[str, Any]:
+    """What `build_grader_state` hands the grader: the latest candidate and the grading pass it belongs to."""
+    code, missing = read_latest(source, state)
     return {
         "candidate_source": code,
         "candidate_sha256": sha256_bytes(code.encode()) if code is not None else None,
-        "grading_run_id": state.get("_current_grading_run_id"),
+        "candidate_missing": missing,
+        "grading_scope": scope,
+        "grading_thread_id": thread_id,
         "grading_iteration": iteration,
     }

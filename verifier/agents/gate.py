@@ -29,15 +29,28 @@ def decide(
     final_candidate: str | None,
     *,
     grading_run_id: str | None = None,
+    no_candidate_reason: str | None = None,
+    reason_if_no_run: str = "no grader evaluation was recorded for this run",
 ) -> Decision:
     """Accept only when the last evaluation of the run is `satisfied` (and not unverified)
-    and a tool call of the same run produced ok evidence for the final candidate's sha256."""
+    and a tool call of the same run produced ok evidence for the final candidate's sha256.
+
+    Args:
+        evaluations: RubricEvaluation records (the `on_evaluation` callback's, or the recorder's).
+        tool_calls: the evidence tool's calls; only those of `grading_run_id` count.
+        final_candidate: the source the caller would accept, or None.
+        grading_run_id: the run to judge (default: the run of the last evaluation).
+        no_candidate_reason: why there is no final candidate, for the rejection's reason.
+        reason_if_no_run: the rejection's reason when there is no evaluation of the run.
+    """
     if grading_run_id is None and evaluations:
         grading_run_id = str(evaluations[-1]["grading_run_id"])
     run = sorted((e for e in evaluations if e.get("grading_run_id") == grading_run_id), key=lambda e: e["iteration"])
     sha = sha256_bytes(final_candidate.encode()) if final_candidate is not None else None
 
     def reject(reason: str, verdict: str | None = None) -> Decision:
+        if sha is None and no_candidate_reason and "no final candidate" not in reason:
+            reason += f"; and there is no final candidate: {no_candidate_reason}"
         return Decision(
             accepted=False,
             reason=reason,
@@ -48,14 +61,15 @@ def decide(
         )
 
     if not run:
-        return reject("no grader evaluation was recorded for this run")
+        return reject(reason_if_no_run)
     verdict = str(run[-1]["result"])
     if verdict != "satisfied":
         return reject(f"the last verdict is {verdict!r}, not 'satisfied'", verdict)
     if run[-1].get("unverified"):
         return reject("the 'satisfied' verdict was unverified (incomplete grading)", verdict)
     if sha is None:
-        return reject("there is no final candidate to accept", verdict)
+        why = f": {no_candidate_reason}" if no_candidate_reason else ""
+        return reject(f"there is no final candidate{why}", verdict)
     calls = [c for c in tool_calls if c.grading_run_id == grading_run_id]
     if not calls:
         return reject("the grader said 'satisfied' without calling the evidence tool in this run", verdict)

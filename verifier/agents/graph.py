@@ -18,7 +18,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
 
-from verifier.agents.candidates import latest_code_block
+from verifier.agents.candidates import CodeBlock, read_latest
 from verifier.agents.gate import Decision, decide
 from verifier.agents.recorder import RunRecorder
 from verifier.agents.tools import EvidenceTool, render
@@ -54,10 +54,15 @@ def build_verify_loop(
 
     def verify(state: LoopState) -> dict[str, Any]:
         run_id, iteration = state["grading_run_id"], state.get("iteration", 0)
-        code = latest_code_block(state["messages"])
+        code, missing = read_latest(CodeBlock(), state)
         ev = evidence.verify(
             None,
-            {"candidate_source": code, "grading_run_id": run_id, "grading_iteration": iteration},
+            {
+                "candidate_source": code,
+                "candidate_missing": missing,
+                "grading_run_id": run_id,
+                "grading_iteration": iteration,
+            },
         )
         if ev.ok:
             result, criterion = "satisfied", {"name": CRITERION, "passed": True}
@@ -80,7 +85,7 @@ def build_verify_loop(
                 HumanMessage(
                     content="The sandboxed tests did not pass for your latest code. Evidence:\n"
                     + render(ev)
-                    + "\nFix every failure and reply with the whole module in one ```python block.",
+                    + "\nFix every failure and reply with the whole module (bare source or one ```python block).",
                     name="verifier",
                 )
             ]
@@ -103,4 +108,5 @@ def decide_loop(state: dict[str, Any], evidence: EvidenceTool) -> Decision:
     run_id = state.get("grading_run_id")
     evaluations = [e for e in state.get("evaluations", []) if e["grading_run_id"] == run_id]
     calls = evidence.recorder.tool_calls(str(run_id)) if evidence.recorder and run_id else []
-    return decide(evaluations, calls, latest_code_block(state.get("messages", [])), grading_run_id=run_id)
+    code, missing = read_latest(CodeBlock(), state)
+    return decide(evaluations, calls, code, grading_run_id=run_id, no_candidate_reason=missing)

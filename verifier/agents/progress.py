@@ -1,4 +1,8 @@
-"""Live progress of grading rounds from the middleware's custom stream events."""
+"""Live progress of grading rounds from the middleware's custom stream events.
+
+The grader's explanation may quote candidate-controlled text: it is shown on one line,
+with control and invisible characters escaped (`verifier.text.one_line`), and with rich
+markup escaped."""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+
+from verifier.text import one_line
 
 STYLE = {
     "satisfied": "bold green",
@@ -37,14 +43,14 @@ class GradingProgress:
         for event in _events(chunk):
             kind = event.get("type")
             if kind == "rubric_evaluation_start":
-                self.console.print(f"[dim]grading round {event.get('iteration', '?')} …[/]")
+                self.console.print(f"[dim]grading round {escape(one_line(str(event.get('iteration', '?')), 10))} …[/]")
             elif kind == "rubric_evaluation_end":
                 result = str(event.get("result"))
                 self.verdicts.append(result)
-                explanation = escape(str(event.get("explanation", ""))[:160])
-                self.console.print(
-                    f"round {event.get('iteration', '?')}: [{STYLE.get(result, 'bold')}]{result}[/] {explanation}"
-                )
+                explanation = escape(one_line(str(event.get("explanation", "")), 160))
+                shown = escape(one_line(result, 40))
+                iteration = escape(one_line(str(event.get("iteration", "?")), 10))
+                self.console.print(f"round {iteration}: [{STYLE.get(result, 'bold')}]{shown}[/] {explanation}")
 
     def follow(self, stream: Iterable[Any]) -> list[Any]:
         """Consume a sync stream (e.g. agent.stream(..., stream_mode=["custom", "values"]))."""

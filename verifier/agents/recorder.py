@@ -1,28 +1,52 @@
 """The run recorder: every evaluation and every evidence-tool call, persisted and idempotent.
 
-Embedded default: a SQLite file; any SQLAlchemy URL (PostgreSQL) for shared deployments.
-Evaluations are keyed on (grading_run_id, iteration), evidence on evidence_id, so a
-redelivered callback writes nothing twice. Each instance owns its engine; no globals.
+Where: `default_url()`, i.e. `$VERIFIER_RUNS_DB` (any SQLAlchemy URL, e.g. PostgreSQL for a
+shared deployment), else the SQLite file `$XDG_STATE_HOME/verifier/runs.db`
+(`~/.local/state/verifier/runs.db`). `verified_rubric`, the example and
+`verifier runs report` all default to it.
+
+Evaluations are keyed on (grading_run_id, iteration), tool calls on call_id, evidence on
+evidence_id, so a redelivered callback writes nothing twice. Only verdicts on the candidate
+are stored as evidence (`verifier.evidence.is_verdict`): an infra_error or overloaded run is
+never served again in place of a verdict. An evidence record and its tool call are written
+in one transaction. Each instance owns its engine; no globals.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.pool import StaticPool
 
-from verifier.evidence import Evidence
+from verifier.evidence import Evidence, is_verdict
 
-DEFAULT_URL = "sqlite:///.verifier/runs.db"
+ENV_URL = "VERIFIER_RUNS_DB"
+
+
+def default_path() -> Path:
+    """`$XDG_STATE_HOME/verifier/runs.db`, or `~/.local/state/verifier/runs.db`."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "verifier" / "runs.db"
+
+
+def default_url() -> str:
+    """`$VERIFIER_RUNS_DB` if set, else the SQLite file at `default_path()`."""
+    return os.environ.get(ENV_URL) or f"sqlite:///{default_path()}"
+
+
+class NoDatabase(FileNotFoundError):
+    """The recorder database does not exist (and was not to be created)."""
+
 
 _meta = sa.MetaData()
 evaluations_t = sa.Table(
@@ -34,6 +58,8 @@ evaluations_t = sa.Table(
     sa.Column("explanation", sa.Text, nullable=False, default=""),
     sa.Column("criteria", sa.Text, nullable=False, default="[]"),
     sa.Column("unverified", sa.Boolean, nullable=False, default=False),
+    sa.Column("thread_id", sa.String(256), index=True),
+    sa.Column("scope", sa.String(64)),
     sa.Column("recorded_at", sa.Float, nullable=False),
 )
 evidence_t = sa.Table(
@@ -59,6 +85,9 @@ tool_calls_t = sa.Table(
     sa.Column("status", sa.String(32), nullable=False),
     sa.Column("cached", sa.Boolean, nullable=False, default=False),
     sa.Column("latency_s", sa.Float, nullable=False),
+    sa.Column("thread_id", sa.String(256), index=True),
+    sa.Column("scope", sa.String(64)),
+    sa.Column("reason", sa.Text),
     sa.Column("recorded_at", sa.Float, nullable=False),
 )
 overrides_t = sa.Table(
@@ -73,7 +102,12 @@ overrides_t = sa.Table(
 
 @dataclass(frozen=True)
 class ToolCall:
-    """One call of an evidence tool within a grading run."""
+    """One call of an evidence tool.
+
+    `grading_run_id` is set when the caller knows it (the LangGraph loop) or, for Deep
+    Agents, when the grading pass's evaluation arrives: the calls of (scope, thread_id,
+    iteration) are bound to that evaluation's run.
+    """
 
     grading_run_id: str | None
     iteration: int | None
@@ -85,6 +119,9 @@ class ToolCall:
     cached: bool
     latency_s: float
     call_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    thread_id: str | None = None
+    scope: str | None = None
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -115,62 +152,133 @@ def _percentile(values: list[float], q: float) -> float | None:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
 
 
-class RunRecorder:
-    """Persists evaluations, evidence and tool calls. Thread-safe; one engine per instance."""
+def sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite URL (None for other databases and in-memory SQLite)."""
+    parsed = sa.engine.make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)
 
-    def __init__(self, url: str = DEFAULT_URL) -> None:
-        if url.startswith("sqlite:///") and not url.startswith("sqlite:////:memory:"):
-            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+
+class RunRecorder:
+    """Persists evaluations, evidence and tool calls. Thread-safe; one engine per instance.
+
+    Args:
+        url: a SQLAlchemy URL; `default_url()` when None. "sqlite://" is in memory.
+        create: create the database (and its folder) when missing; with False a missing
+            SQLite file raises `NoDatabase` and nothing is created.
+    """
+
+    def __init__(self, url: str | None = None, *, create: bool = True) -> None:
+        url = url or default_url()
+        path = sqlite_file(url)
+        if path is not None:
+            if not path.exists() and not create:
+                raise NoDatabase(f"no run database at {path}")
+            path.parent.mkdir(parents=True, exist_ok=True)
         kwargs: dict[str, Any] = {}
-        if url in ("sqlite://", "sqlite:///:memory:"):
+        if url.startswith("sqlite") and path is None:
             kwargs = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
-        elif url.startswith("sqlite"):
+        elif path is not None:
             kwargs = {"connect_args": {"check_same_thread": False, "timeout": 30}}
         self.url = url
         self.engine = sa.create_engine(url, **kwargs)
         _meta.create_all(self.engine)
+        self._add_missing_columns()
+
+    @property
+    def display_url(self) -> str:
+        """The URL with any password hidden, for messages."""
+        return sa.engine.make_url(self.url).render_as_string(hide_password=True)
 
     def close(self) -> None:
         self.engine.dispose()
 
-    def _insert_once(self, table: sa.Table, row: Mapping[str, Any]) -> bool:
-        try:
-            with self.engine.begin() as conn:
+    def _add_missing_columns(self) -> None:
+        """Databases written by an older verifier lack the newer nullable columns: add them."""
+        inspector = sa.inspect(self.engine)
+        with self.engine.begin() as conn:
+            for table in (evaluations_t, tool_calls_t):
+                have = {c["name"] for c in inspector.get_columns(table.name)}
+                for column in table.columns:
+                    if column.name not in have and column.nullable:
+                        kind = column.type.compile(dialect=self.engine.dialect)
+                        conn.execute(sa.text(f"ALTER TABLE {table.name} ADD COLUMN {column.name} {kind}"))
+
+    def _insert_ignore(self, conn: sa.Connection, table: sa.Table, row: Mapping[str, Any]) -> None:
+        """Insert unless a row with the same key exists (idempotent redelivery), inside `conn`'s transaction."""
+        name = self.engine.dialect.name
+        if name == "sqlite":
+            conn.execute(sqlite.insert(table).values(**row).on_conflict_do_nothing())
+        elif name == "postgresql":
+            conn.execute(postgresql.insert(table).values(**row).on_conflict_do_nothing())
+        else:
+            key = [c for c in table.primary_key.columns]
+            found = conn.execute(sa.select(*key).where(*(c == row[c.name] for c in key))).first()
+            if found is None:
                 conn.execute(table.insert().values(**row))
-            return True
-        except IntegrityError:
-            return False  # already recorded: idempotent by key
 
     # -- writers -----------------------------------------------------------------
-    def on_evaluation(self, evaluation: Mapping[str, Any]) -> None:
-        """RubricMiddleware's `on_evaluation` callback."""
-        self._insert_once(
-            evaluations_t,
-            {
-                "grading_run_id": str(evaluation["grading_run_id"]),
-                "iteration": int(evaluation["iteration"]),
-                "result": str(evaluation["result"]),
-                "explanation": str(evaluation.get("explanation", "")),
-                "criteria": json.dumps(list(evaluation.get("criteria", [])), default=str),
-                "unverified": bool(evaluation.get("unverified", False)),
-                "recorded_at": time.time(),
-            },
-        )
+    def on_evaluation(
+        self, evaluation: Mapping[str, Any], *, thread_id: str | None = None, scope: str | None = None
+    ) -> None:
+        """Record one RubricEvaluation; with `scope`, bind that pass's unbound tool calls to its run.
+
+        The tool calls of a grading pass carry (scope, thread_id, iteration): the grading
+        pass that `build_grader_state` opened for them. The pass's evaluation names the run.
+        """
+        run_id, iteration = str(evaluation["grading_run_id"]), int(evaluation["iteration"])
+        with self.engine.begin() as conn:
+            self._insert_ignore(
+                conn,
+                evaluations_t,
+                {
+                    "grading_run_id": run_id,
+                    "iteration": iteration,
+                    "result": str(evaluation["result"]),
+                    "explanation": str(evaluation.get("explanation", "")),
+                    "criteria": json.dumps(list(evaluation.get("criteria", [])), default=str),
+                    "unverified": bool(evaluation.get("unverified", False)),
+                    "thread_id": thread_id,
+                    "scope": scope,
+                    "recorded_at": time.time(),
+                },
+            )
+            if scope is not None:
+                conn.execute(
+                    tool_calls_t.update()
+                    .where(
+                        tool_calls_t.c.scope == scope,
+                        tool_calls_t.c.thread_id == thread_id
+                        if thread_id is not None
+                        else tool_calls_t.c.thread_id.is_(None),
+                        tool_calls_t.c.iteration == iteration,
+                        tool_calls_t.c.grading_run_id.is_(None),
+                    )
+                    .values(grading_run_id=run_id)
+                )
 
     def record(self, evidence: Evidence, call: ToolCall) -> None:
-        """One evidence-tool call and the evidence it returned."""
-        self._insert_once(
-            evidence_t,
-            {
-                "evidence_id": evidence.evidence_id,
-                "candidate_sha256": evidence.candidate_sha256,
-                "ok": evidence.ok,
-                "status": evidence.status.value,
-                "body": evidence.model_dump_json(),
-                "recorded_at": time.time(),
-            },
-        )
-        self._insert_once(tool_calls_t, {**call.__dict__, "recorded_at": time.time()})
+        """One evidence-tool call and the evidence it returned, in one transaction.
+
+        The evidence body is kept only when it is a verdict on the candidate; the call is
+        always kept (its status counts in the tool error rate)."""
+        now = time.time()
+        with self.engine.begin() as conn:
+            if is_verdict(evidence.status):
+                self._insert_ignore(
+                    conn,
+                    evidence_t,
+                    {
+                        "evidence_id": evidence.evidence_id,
+                        "candidate_sha256": evidence.candidate_sha256,
+                        "ok": evidence.ok,
+                        "status": evidence.status.value,
+                        "body": evidence.model_dump_json(),
+                        "recorded_at": now,
+                    },
+                )
+            self._insert_ignore(conn, tool_calls_t, {**asdict(call), "recorded_at": now})
 
     def override(self, grading_run_id: str, verdict: str, note: str = "") -> None:
         """A person's verdict on a run (e.g. 'rejected' overturns a 'satisfied')."""
@@ -184,11 +292,34 @@ class RunRecorder:
 
     # -- readers -----------------------------------------------------------------
     def evidence(self, evidence_id: str) -> Evidence | None:
+        """The stored verdict with this id (never an infra_error/overloaded record), or None."""
         with self.engine.connect() as conn:
             body = conn.execute(
                 sa.select(evidence_t.c.body).where(evidence_t.c.evidence_id == evidence_id)
             ).scalar_one_or_none()
-        return None if body is None else Evidence.model_validate_json(body)
+        if body is None:
+            return None
+        ev = Evidence.model_validate_json(body)
+        return ev if is_verdict(ev.status) else None
+
+    def latest_run(self, *, thread_id: str, scope: str | None = None) -> str | None:
+        """The grading run of the last evaluation recorded for this thread (and scope)."""
+        query = sa.select(evaluations_t.c.grading_run_id).where(evaluations_t.c.thread_id == thread_id)
+        if scope is not None:
+            query = query.where(evaluations_t.c.scope == scope)
+        query = query.order_by(evaluations_t.c.recorded_at.desc(), evaluations_t.c.iteration.desc()).limit(1)
+        with self.engine.connect() as conn:
+            found = conn.execute(query).scalar_one_or_none()
+        return None if found is None else str(found)
+
+    def has_run(self, grading_run_id: str) -> bool:
+        with self.engine.connect() as conn:
+            return (
+                conn.execute(
+                    sa.select(evaluations_t.c.grading_run_id).where(evaluations_t.c.grading_run_id == grading_run_id)
+                ).first()
+                is not None
+            )
 
     def evaluations(self, grading_run_id: str) -> list[dict[str, Any]]:
         with self.engine.connect() as conn:
@@ -202,7 +333,9 @@ class RunRecorder:
     def tool_calls(self, grading_run_id: str) -> list[ToolCall]:
         with self.engine.connect() as conn:
             rows = conn.execute(
-                sa.select(tool_calls_t).where(tool_calls_t.c.grading_run_id == grading_run_id)
+                sa.select(tool_calls_t)
+                .where(tool_calls_t.c.grading_run_id == grading_run_id)
+                .order_by(tool_calls_t.c.recorded_at)
             ).mappings()
             return [ToolCall(**{k: v for k, v in row.items() if k != "recorded_at"}) for row in rows]
 
@@ -229,7 +362,9 @@ class RunRecorder:
             mean_grading_rounds=(sum(rows[-1]["iteration"] + 1 for rows in runs.values()) / n) if n else None,
             terminal_status_share={k: round(v, 6) for k, v in sorted(share.items())},
             tool_calls=len(calls),
-            tool_error_rate=(sum(c["status"] == "infra_error" for c in calls) / len(calls)) if calls else None,
+            tool_error_rate=(sum(c["status"] in ("infra_error", "overloaded") for c in calls) / len(calls))
+            if calls
+            else None,
             tool_latency_p50_s=_percentile(latencies, 50),
             tool_latency_p95_s=_percentile(latencies, 95),
             satisfied_runs=len(satisfied),

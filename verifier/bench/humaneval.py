@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verifier.bench.passk import mean_pass_at_k
+from verifier.bench.passk import DEFAULT_KS, PassAtK, reference_pass_at_ks
 from verifier.evidence import Evidence, Status
 from verifier.hashing import sha256_bytes
 from verifier.suite import Manifest, Suite
@@ -119,14 +119,14 @@ def unique_jobs(
     return jobs, mapping
 
 
-def pass_at_ks(samples: list[Sample], passed: list[bool], ks: Iterable[int] = (1, 10, 100)) -> dict[str, float]:
+def pass_at_ks(samples: list[Sample], passed: list[bool], ks: Iterable[int] = DEFAULT_KS) -> PassAtK:
+    """pass@k per the reference's rule, over the tasks the samples attempt."""
     per_task: dict[str, list[bool]] = {}
     for s, ok in zip(samples, passed, strict=True):
         per_task.setdefault(s.task_id, []).append(ok)
-    counts = [(len(v), sum(v)) for v in per_task.values()]
-    out = {}
-    for k in ks:
-        value = mean_pass_at_k(counts, k)
-        if value is not None:
-            out[f"pass@{k}"] = value
-    return out
+    return reference_pass_at_ks([(len(v), sum(v)) for v in per_task.values()], ks)
+
+
+def coverage(samples: Iterable[Sample], problems: dict[str, dict[str, Any]]) -> tuple[int, int]:
+    """(problems the samples attempt, problems in the problem file)."""
+    return len({s.task_id for s in samples}), len(problems)

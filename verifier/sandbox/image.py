@@ -9,6 +9,7 @@ image. Never pulls unless the base is a registry image and the caller chose it.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import io
 import json
 import os
@@ -40,15 +41,33 @@ Base = Literal["auto", "debootstrap", "registry"]
 Progress = Callable[[str], None]
 
 
+#: The recipe's package in an installed distribution: pyproject.toml maps the top-level
+#: sandbox_images/ folder to it, so a wheel carries the same files as a checkout.
+RECIPE_PACKAGE = "verifier._sandbox_images.python"
+
+
 def recipe_dir() -> Path:
-    """sandbox_images/python/ of this checkout."""
-    here = Path(__file__).resolve().parents[2] / "sandbox_images" / "python"
-    if not (here / "Dockerfile").is_file():
-        raise SandboxUnavailable(f"sandbox image recipe not found at {here} (install verifier from its checkout)")
-    return here
+    """The image recipe: the installed `verifier._sandbox_images.python` package data, or
+    `sandbox_images/python/` of the checkout this module runs from. Both hold the same
+    files, so the recipe digest (and the image) is the same either way."""
+    places: list[Path] = []
+    try:
+        spec = importlib.util.find_spec(RECIPE_PACKAGE)
+    except ImportError:  # a checkout run without installing: no such package
+        spec = None
+    if spec is not None and spec.submodule_search_locations:
+        places += [Path(p) for p in spec.submodule_search_locations]
+    places.append(Path(__file__).resolve().parents[2] / "sandbox_images" / "python")
+    for place in places:
+        if (place / "Dockerfile").is_file():
+            return place
+    raise SandboxUnavailable(
+        "sandbox image recipe not found (looked in " + ", ".join(str(p) for p in places) + "); reinstall verifier"
+    )
 
 
 def runner_dir() -> Path:
+    """The in-container runner's code (`verifier/runner/`), copied into the image."""
     return Path(__file__).resolve().parents[1] / "runner"
 
 
