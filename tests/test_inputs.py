@@ -60,6 +60,7 @@ def test_a_str_that_looks_like_a_path_is_refused_as_a_call_error(tmp_path: Path)
 
 
 def test_text_with_a_lone_surrogate_is_refused_and_named() -> None:
-    with pytest.raises(InvalidInput, match="lone surrogate") as caught:
-        Candidate.from_text("x = '\ud800'")
-    assert len(caught.value.sha256) == 64
+    candidate = Candidate.from_text("x = '\ud800'")
+    with pytest.raises(InvalidInput, match="not UTF-8") as caught:
+        candidate.validate()
+    assert caught.value.sha256 == candidate.sha256 == hashlib.sha256(b"x = '\xed\xa0\x80'").hexdigest()

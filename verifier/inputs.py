@@ -52,14 +52,9 @@ class Candidate:
 
     @classmethod
     def from_text(cls, text: str, label: str = "<source>") -> Candidate:
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates: not a text anyone can save as a file
-            raise InvalidInput(
-                f"candidate {label} is not valid Unicode (it holds a lone surrogate)",
-                sha256=sha256_bytes(text.encode("utf-8", "surrogatepass")),
-            ) from None
-        return cls(source=data, label=label)
+        """The source as UTF-8. A lone surrogate is kept as the bytes it stands for, which
+        `validate` then refuses as not UTF-8 (naming those bytes)."""
+        return cls(source=text.encode("utf-8", "surrogatepass"), label=label)
 
     @classmethod
     def from_path(cls, path: Path | str) -> Candidate:

@@ -27,6 +27,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from verifier.agents.recorder import RunRecorder, ToolCall
 from verifier.evidence import Evidence, Status, is_verdict
 from verifier.hashing import sha256_bytes
+from verifier.inputs import Candidate
 from verifier.suite import Suite, load_suite
 from verifier.text import one_line, visible
 from verifier.verify import Verifier
@@ -155,13 +156,13 @@ class EvidenceTool:
             missing = state.get("candidate_missing") or "no candidate was found in the agent's state"
             ev = self.verifier.fail_closed(Status.INVALID_INPUT, f"nothing to verify: {missing}")
         elif self.cache and self.recorder is not None:
-            planned = self.verifier.planned_evidence_id(source, self.suite)
+            planned = self.verifier.planned_evidence_id(Candidate.from_text(source), self.suite)
             hit = self.recorder.evidence(planned) if planned else None
             if hit is not None and is_verdict(hit.status):
                 ev = hit.model_copy(update={"cached": True})
         if ev is None:
             try:
-                ev = self.verifier.check(str(source), self.suite)
+                ev = self.verifier.check(Candidate.from_text(str(source)), self.suite)
             except Exception as exc:  # noqa: BLE001 - a bug or a broken engine must not end the grading run
                 ev = self.verifier.fail_closed(
                     Status.INFRA_ERROR, f"the evidence tool failed: {exc.__class__.__name__}: {exc}"

@@ -17,7 +17,7 @@ from typing import Any
 
 from verifier.bench.passk import DEFAULT_KS, PassAtK, reference_pass_at_ks
 from verifier.evidence import Evidence, Status
-from verifier.hashing import sha256_bytes
+from verifier.inputs import Candidate
 from verifier.suite import Manifest, Suite
 
 TEST_TEMPLATE = '''"""HumanEval {task_id}: the problem's own check(), run on the trusted side."""
@@ -101,16 +101,16 @@ def read_samples(path: Path, problems: dict[str, dict[str, Any]], limit: int | N
 
 def unique_jobs(
     samples: Iterable[Sample], problems: dict[str, dict[str, Any]]
-) -> tuple[list[tuple[str, Suite]], list[int]]:
+) -> tuple[list[tuple[Candidate, Suite]], list[int]]:
     """Identical (task, candidate bytes) pairs are verified once: (jobs, job index per sample)."""
     suites: dict[str, Suite] = {}
     index: dict[tuple[str, str], int] = {}
-    jobs: list[tuple[str, Suite]] = []
+    jobs: list[tuple[Candidate, Suite]] = []
     mapping: list[int] = []
     for s in samples:
         problem = problems[s.task_id]
-        source = candidate_source(problem, s.completion)
-        key = (s.task_id, sha256_bytes(source.encode()))
+        source = Candidate.from_text(candidate_source(problem, s.completion))
+        key = (s.task_id, source.sha256)
         if key not in index:
             suite = suites.setdefault(s.task_id, problem_suite(problem))
             index[key] = len(jobs)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
@@ -148,12 +149,14 @@ def encode_job(nonce: str, module: str, candidate: bytes, suite_files: dict[str,
     return json.dumps(asdict(header)).encode() + b"\n" + candidate + suite
 
 
-def _read_exact(stream: IO[bytes], n: int) -> bytes:
+def read_exact(read: Callable[[int], bytes], n: int) -> bytes:
+    """Exactly `n` bytes from `read` (a stream's read or a socket's recv); EOFError if it ends
+    first. The one such loop: stdin here, frames in wire.py, Docker's attach stream on the host."""
     buf = bytearray()
     while len(buf) < n:
-        chunk = stream.read(n - len(buf))
+        chunk = read(min(n - len(buf), 1 << 20))
         if not chunk:
-            raise ProtocolError(f"input ended after {len(buf)} of {n} bytes")
+            raise EOFError(f"input ended after {len(buf)} of {n} bytes")
         buf += chunk
     return bytes(buf)
 
@@ -172,8 +175,11 @@ def read_job(stream: IO[bytes]) -> tuple[JobHeader, bytes, dict[str, bytes]] | N
         raise ProtocolError(f"malformed job header: {exc}") from None
     if not header.module.isidentifier():
         raise ProtocolError("malformed job header: module")
-    candidate = _read_exact(stream, header.candidate_bytes)
-    suite = json.loads(_read_exact(stream, header.suite_bytes))
+    try:
+        candidate = read_exact(stream.read, header.candidate_bytes)
+        suite = json.loads(read_exact(stream.read, header.suite_bytes))
+    except EOFError as exc:
+        raise ProtocolError(str(exc)) from None
     files = {}
     for rel, b64 in suite["files"].items():
         if rel.startswith("/") or ".." in rel.split("/"):

@@ -21,6 +21,8 @@ import struct
 import time
 from typing import Any
 
+from .protocol import read_exact
+
 MAX_DEPTH = 200
 _LEN = struct.Struct(">I")
 #: A frame's byte limit divided by this is the most values it may decode into, so that what
@@ -119,26 +121,20 @@ def send(sock: socket.socket, message: Any, limit: int | None = None) -> None:
     sock.sendall(_LEN.pack(len(data)) + data)
 
 
-def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
+def recv_frame(sock: socket.socket, *, limit: int, deadline: float | None = None) -> bytes:
+    """One frame's payload. Raises EOFError, FrameTimeout, or FrameTooLarge (before reading it)."""
+
+    def recv(n: int) -> bytes:
         if deadline is not None:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([sock], [], [], remaining)[0]:
-                raise FrameTimeout(f"{len(buf)} of {n} bytes arrived before the deadline")
-        chunk = sock.recv(min(n - len(buf), 1 << 20))
-        if not chunk:
-            raise EOFError("peer closed the channel")
-        buf += chunk
-    return bytes(buf)
+                raise FrameTimeout("the deadline passed before the whole frame arrived")
+        return sock.recv(n)
 
-
-def recv_frame(sock: socket.socket, *, limit: int, deadline: float | None = None) -> bytes:
-    """One frame's payload. Raises EOFError, FrameTimeout, or FrameTooLarge (before reading it)."""
-    (size,) = _LEN.unpack(_recv_exact(sock, _LEN.size, deadline))
+    (size,) = _LEN.unpack(read_exact(recv, _LEN.size))
     if size > limit:
         raise FrameTooLarge(f"a message of {size} bytes, over the {limit}-byte limit")
-    return _recv_exact(sock, size, deadline)
+    return read_exact(recv, size)
 
 
 def recv(sock: socket.socket, *, limit: int, deadline: float | None = None) -> Any:

@@ -7,18 +7,10 @@ import socket
 import struct
 from collections.abc import Iterator
 
+from verifier.runner.protocol import read_exact
+
 HEADER = struct.Struct(">BxxxL")
 STDOUT, STDERR = 1, 2
-
-
-def recv_exact(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(min(n - len(buf), 1 << 16))
-        if not chunk:
-            raise EOFError
-        buf += chunk
-    return bytes(buf)
 
 
 def pieces(sock: socket.socket, chunk: int = 1 << 16) -> Iterator[tuple[int, bytes]]:
@@ -29,7 +21,7 @@ def pieces(sock: socket.socket, chunk: int = 1 << 16) -> Iterator[tuple[int, byt
     """
     try:
         while True:
-            kind, size = HEADER.unpack(recv_exact(sock, HEADER.size))
+            kind, size = HEADER.unpack(read_exact(sock.recv, HEADER.size))
             while size:
                 piece = sock.recv(min(size, chunk))
                 if not piece:
