@@ -40,7 +40,7 @@ def verify_batch(
     A sample whose run ended infra_error or overloaded is run again up to `retries` times; its
     evidence's `attempts` counts every sandbox run it took.
     """
-    workers = workers or default_workers()
+    workers = workers or getattr(verifier.backend_if_made, "slots", None) or default_workers()
     results: list[Evidence | None] = [None] * len(items)
 
     def one(index: int) -> Evidence:
@@ -67,12 +67,18 @@ def verify_batch(
     with bar, ThreadPoolExecutor(max_workers=workers, thread_name_prefix="verify") as pool:
         task = bar.add_task("verify", total=len(items), retried="")
         futures = {pool.submit(one, i): i for i in range(len(items))}
-        for future in as_completed(futures):
-            index = futures[future]
-            ev = future.result()
-            results[index] = ev
-            retried += ev.attempts > 1
-            if on_result is not None:
-                on_result(index, ev)
-            bar.update(task, advance=1, retried=f"{retried} rerun" if retried else "")
+        try:
+            for future in as_completed(futures):
+                index = futures[future]
+                ev = future.result()
+                results[index] = ev
+                retried += ev.attempts > 1
+                if on_result is not None:
+                    on_result(index, ev)
+                bar.update(task, advance=1, retried=f"{retried} rerun" if retried else "")
+        except BaseException:
+            # Ctrl-C (or a failing on_result): drop the samples not started yet, so that leaving
+            # the executor waits for the ones in flight only, not for the rest of the batch.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
     return [r for r in results if r is not None]

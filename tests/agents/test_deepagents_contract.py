@@ -9,7 +9,6 @@ says which. No Docker: the sandbox is a fake that passes everything.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import uuid
 from pathlib import Path
@@ -27,16 +26,14 @@ from verifier.agents import verified_rubric
 from verifier.agents.middleware import GRADER_RULES
 from verifier.agents.scripted import ScriptedChatModel
 from verifier.sandbox.backend import RawRun, SandboxJob
-from verifier.sandbox.fake import FakeBackend, raw_run
+from verifier.sandbox.fake import FakeBackend, answer
 
 CODE = "def find_duplicates(values):\n    return []\n"
 CRITERIA = ["tests pass", "task met"]
 
 
 def passing(job: SandboxJob) -> RawRun:
-    nonce = job.stdin.split(b'"nonce": "')[1].split(b'"')[0].decode()
-    result = {"exit_code": 0, "counts": {"expected": 1, "passed": 1}, "failures": []}
-    return raw_run(f"VERIFIER-RESULT {nonce} {json.dumps(result)}\n".encode())
+    return answer(job)
 
 
 def grader(result: str, seen: list[list[BaseMessage]] | None = None):  # type: ignore[no-untyped-def]

@@ -15,43 +15,37 @@ from verifier import Verifier
 from verifier.agents.recorder import RunRecorder
 from verifier.agents.tools import make_run_test_suite, render
 from verifier.evidence import Evidence, Failure, FailureKind, Status
+from verifier.runner.protocol import Counts, FailureRecord, JobResult, format_result_line
 from verifier.sandbox.backend import RawRun, SandboxJob
-from verifier.sandbox.fake import FakeBackend, raw_run
+from verifier.sandbox.fake import FakeBackend, answer, raw_run
 
 LATEST = (EXAMPLE / "good.py").read_text()
 
 
-def nonce(job: SandboxJob) -> str:
-    return job.stdin.split(b'"nonce": "')[1].split(b'"')[0].decode()
-
-
 def passing(job: SandboxJob) -> RawRun:
-    result = {
-        "exit_code": 0,
-        "counts": {"expected": 1, "passed": 1, "failed": 0, "errors": 0, "skipped": 0},
-        "failures": [],
-    }
-    return raw_run(f"VERIFIER-RESULT {nonce(job)} {json.dumps(result)}\n".encode())
+    return answer(job)
 
 
 def failing_with(detail: str, output: str = "") -> FakeBackend:
     def handler(job: SandboxJob) -> RawRun:
-        result = {
-            "exit_code": 1,
-            "counts": {"expected": 2, "passed": 1, "failed": 1, "errors": 0, "skipped": 0},
-            "failures": [
-                {
-                    "test_id": "test_examples.py::test_unhashable_nested_lists",
-                    "kind": "exception",
-                    "message": "the candidate raised TypeError",
-                    "falsifying_example": "test_x(items=[[1], [1]])",
-                    "detail_untrusted": detail,
-                }
-            ],
-            "candidate_output": output,
-            "candidate_output_bytes": len(output.encode()),
-        }
-        return raw_run(f"VERIFIER-RESULT {nonce(job)} {json.dumps(result)}\n".encode())
+        failure = FailureRecord(
+            test_id="test_examples.py::test_unhashable_nested_lists",
+            kind="exception",
+            summary="the candidate raised an exception (seen by the test as TypeError)",
+            falsifying_example="test_x(items=[[1], [1]])",
+            detail_untrusted=detail,
+        )
+        nonce = str(json.loads(job.stdin.split(b"\n", 1)[0])["nonce"])
+        result = JobResult(
+            runner="pytest",
+            exit_code=1,
+            counts=Counts(expected=2, passed=1, failed=1),
+            failures=[failure],
+            failures_total=1,
+            candidate_output=output,
+            candidate_output_bytes=len(output.encode()),
+        )
+        return raw_run(format_result_line(nonce, False, result))
 
     return FakeBackend(handler)
 
@@ -140,7 +134,10 @@ def test_candidate_text_appears_only_inside_the_fence() -> None:
     assert "SYSTEM" not in before and "PRINTED-BY-CANDIDATE" not in before and "ok: true" not in before
     # The trusted facts are outside, one per line.
     assert "status: failed   ok: false" in before
-    assert "1. test_examples.py::test_unhashable_nested_lists [exception] the candidate raised TypeError" in before
+    assert (
+        "1. test_examples.py::test_unhashable_nested_lists [exception] "
+        "the candidate raised an exception (seen by the test as TypeError)" in before
+    )
     assert "falsifying input: test_x(items=[[1], [1]])" in before
 
 

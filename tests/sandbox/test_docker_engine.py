@@ -324,3 +324,64 @@ def test_ctrl_c_removes_the_container(sandbox_image: str, docker_client: docker.
     proc.send_signal(2)  # SIGINT, as Ctrl-C
     proc.wait(30)
     assert of_child() == []
+
+
+def _docker_sockets() -> int:
+    """Open connections of this process to the engine's socket."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                count += 1
+        except OSError:
+            continue
+    return count
+
+
+def test_closing_a_verifier_closes_its_engine_connections(sandbox_image: str) -> None:
+    from tests.conftest import EXAMPLE, SUITE
+    from verifier import Verifier
+
+    before = _docker_sockets()
+    for _ in range(3):
+        with Verifier(image=sandbox_image, limits=Limits(timeout_s=60)) as v:
+            assert v.check(EXAMPLE / "good.py", SUITE).ok
+    assert _docker_sockets() <= before
+
+
+RESTART = """
+pkill -x dockerd; for i in $(seq 1 200); do pgrep -x dockerd >/dev/null || break; sleep 0.1; done
+bash {root}/scripts/ensure-docker.sh
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="restarting the engine needs root")
+@pytest.mark.skipif(
+    os.environ.get("VERIFIER_SHARED_ENGINE") == "1" and os.environ.get("VERIFIER_REQUIRE_DOCKER") != "1",
+    reason="VERIFIER_SHARED_ENGINE=1: others use this engine, so it is not restarted (CI always runs this)",
+)
+def test_a_cold_run_leaves_nothing_when_the_engine_restarts(sandbox_image: str) -> None:
+    """The engine restarts while a cold job runs: the job ends (as our failure or its verdict),
+    and its container is removed once the engine is back (removal retries while it is away)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    outcome: list[object] = []
+
+    def job() -> None:
+        try:
+            outcome.append(run_py(sandbox_image, "import time; time.sleep(20)", timeout_s=60))
+        except Exception as exc:
+            outcome.append(exc)
+
+    runner = threading.Thread(target=job)
+    runner.start()
+    time.sleep(2)
+    subprocess.run(["bash", "-c", RESTART.format(root=root)], check=True)
+    runner.join(120)
+    assert outcome, "the job never ended"
+    client = docker.from_env(timeout=60)
+    try:
+        assert leftover_containers(client) == []
+    finally:
+        client.close()

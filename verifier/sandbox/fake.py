@@ -6,8 +6,10 @@ tested against the real engine, never against this.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
+from verifier.runner.protocol import Counts, FailureRecord, JobResult, format_result_line
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
 
 Handler = Callable[[SandboxJob], RawRun]
@@ -43,3 +45,24 @@ def raw_run(stdout: bytes = b"", **fields: object) -> RawRun:
     }
     base.update(fields)
     return RawRun(**base)  # type: ignore[arg-type]
+
+
+def answer(
+    job: SandboxJob,
+    counts: Counts | None = None,
+    failures: list[FailureRecord] | None = None,
+    **raw: object,
+) -> RawRun:
+    """A RawRun carrying the runner's result line for `job` (its nonce), as the real runner
+    would write it: all `counts.expected` tests passed unless counts or failures say otherwise."""
+    nonce = str(json.loads(job.stdin.split(b"\n", 1)[0])["nonce"])
+    counts = counts or Counts(expected=1, passed=1)
+    failures = failures or []
+    result = JobResult(
+        runner="pytest",
+        exit_code=0 if not failures and counts.passed == counts.expected else 1,
+        counts=counts,
+        failures=failures,
+        failures_total=len(failures),
+    )
+    return raw_run(format_result_line(nonce, False, result), **raw)
