@@ -4,6 +4,7 @@ VERIFIER_SKIP_DOCKER=1 is set (for people without Docker); nothing here mocks th
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,12 +59,18 @@ def verifier(sandbox_image: str) -> Iterator[object]:
         yield v
 
 
+#: When this test session started: containers made before it are not its leftovers (on an
+#: engine shared with other checkouts, their killed runs may have left some).
+SESSION_START = time.time()
+
+
 def leftover_containers(client: docker.DockerClient) -> list[str]:
-    """Our containers owned by this process or by a process that is gone (not another live run's)."""
+    """Containers of ours made during this session whose owner is this process or a process
+    that is gone (a test's subprocess that leaked one), never another live run's."""
     left = []
     for c in client.api.containers(all=True, filters={"label": LABEL_MANAGED}):
         owner = int((c.get("Labels") or {}).get(LABEL_OWNER_PID, "0") or 0)
-        if owner == os.getpid() or not pid_alive(owner):
+        if c.get("Created", 0) >= SESSION_START - 1 and (owner == os.getpid() or not pid_alive(owner)):
             left.append(c["Id"])
     return left
 

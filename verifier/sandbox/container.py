@@ -112,14 +112,12 @@ class Container:
 
     # -- output -------------------------------------------------------------------------
     def _read(self) -> None:
+        """Keep the first `cap` bytes of output; pick out the runner's marker lines whole."""
         pending = bytearray()
         for kind, data in pieces(self.sock):
             with self.cond:
                 if kind == STDERR:
-                    room = self.cap - len(self.err)
-                    self.err += data[: max(room, 0)]
-                    if len(data) > room:
-                        self._limit()
+                    self._keep(self.err, data)
                     continue
                 pending += data
                 while b"\n" in pending:
@@ -129,18 +127,22 @@ class Container:
                         self.ready = True
                     elif line.startswith(RESULT_PREFIX):
                         self.result = line
-                    elif len(self.out) + len(line) < self.cap:
-                        self.out += line + b"\n"
                     else:
-                        self._limit()
-                if len(pending) > self.cap:  # an endless line: no result can be in it
-                    self._limit()
+                        self._keep(self.out, line + b"\n")
+                if len(pending) > self.cap:  # an endless line: no marker is this long
+                    self._keep(self.out, bytes(pending))
                     pending.clear()
                 self.cond.notify_all()
         with self.cond:
-            self.out += pending[: max(0, self.cap - len(self.out))]
+            self._keep(self.out, bytes(pending))
             self.eof = True
             self.cond.notify_all()
+
+    def _keep(self, buffer: bytearray, data: bytes) -> None:
+        room = self.cap - len(buffer)
+        buffer += data[: max(room, 0)]
+        if len(data) > room:
+            self._limit()
 
     def _limit(self) -> None:
         if not self.limited:
