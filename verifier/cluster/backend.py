@@ -166,11 +166,16 @@ class RayBackend(SandboxBackend):
             build=build,
             base=base,
         )
+        if not self._ray.is_initialized():
+            try:
+                self._ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise SandboxUnavailable(f"cannot connect to the Ray cluster at {address!r}: {exc}") from exc
+            self._owns_connection = True
+        # After ray.init: exit handlers run last-in first-out, so this closes the pools while
+        # the connection that reaches them is still up.
         atexit.register(self.close)
         try:
-            if not self._ray.is_initialized():
-                self._ray.init(address=address, log_to_driver=False)
-                self._owns_connection = True
             self._start(spec, per_node, backlog, resource, start_timeout_s)
         except BaseException:
             self.close()

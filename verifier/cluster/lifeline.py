@@ -7,7 +7,7 @@ So each actor starts a lifeline first: a small process, detached from the actor 
 worker's own children with it), that waits for the actor's process to end and then removes every
 container labelled with that process as its owner on this host, the same rule `verifier gc` uses.
 
-    python -m verifier.cluster.lifeline PID START_TICKS
+    python -P verifier/cluster/lifeline.py PID START_TICKS
 """
 
 from __future__ import annotations
@@ -42,8 +42,10 @@ def spawn(pid: int) -> None:
     ticks = start_ticks(pid)
     if ticks is None:
         raise RuntimeError(f"process {pid} is not running")
+    # Run as a file (-P: its folder stays off sys.path), not with -m: importing the verifier
+    # package would triple the memory a lifeline holds while it waits.
     child = subprocess.Popen(
-        [sys.executable, "-m", "verifier.cluster.lifeline", str(pid), str(ticks)],
+        [sys.executable, "-P", os.path.abspath(__file__), str(pid), str(ticks)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
