@@ -207,6 +207,17 @@ def child(run: str, address: str, timeout: float, kill_pid: int | None) -> dict[
 
 
 # -- the whole run ------------------------------------------------------------------------------
+def idle_container_mib(preload: str) -> float:
+    """Memory of one warm, idle container (the engine's figure, page cache excluded)."""
+    from verifier.sandbox.image import image_tag
+    from verifier.sandbox.pool import WarmPool
+
+    with WarmPool(image=image_tag(), size=1, policy="reuse", preload=preload) as pool:
+        pool.warm_up()
+        time.sleep(1.0)
+        return round(container_memory([pool.pool_id])[0] / 2**20, 1)
+
+
 def node_memory_mib(pids: list[int]) -> float:
     return round(sum(status_kib(p, "VmRSS") for p in pids) / 1024, 1)
 
@@ -235,6 +246,10 @@ def main() -> int:
         extra = cluster.add_node("node1")
         time.sleep(3)  # the second node registers with the head
         ray_processes = {n.name: node_memory_mib(n.processes()) for n in cluster.nodes}
+        idle_container = {
+            "preload none": idle_container_mib(""),
+            "preload pytest,hypothesis": idle_container_mib("pytest,hypothesis"),
+        }
         for run in args.only.split(","):
             print(f"== {run}", file=sys.stderr, flush=True)
             cmd = [sys.executable, __file__, "--child", run, "--address", cluster.address]
@@ -277,6 +292,7 @@ def main() -> int:
         "containers": CONTAINERS,
         "timeout_s": args.timeout,
         "ray_node_processes_rss_mib_idle": ray_processes,
+        "idle_warm_container_mib": idle_container,
         "comparisons": comparisons,
         "runs": {k: {kk: vv for kk, vv in v.items() if not isinstance(vv, list)} for k, v in results.items()},
         "per_sample": {k: {"statuses": v["statuses"], "nodes": v["nodes_per_sample"]} for k, v in results.items()},

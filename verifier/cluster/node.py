@@ -13,6 +13,7 @@ import os
 import socket
 import threading
 import time
+from typing import Literal
 
 import docker.errors
 import requests.exceptions
@@ -42,11 +43,11 @@ class NodeSpec(BaseModel):
     verifier_version: str
     image: str
     limits: Limits
-    policy: str
+    policy: Literal["fresh", "reuse"]
     max_uses: int
     preload: str
     build: bool
-    base: str
+    base: Base
 
 
 class NodeInfo(BaseModel):
@@ -94,7 +95,7 @@ class NodeSandbox:
                 f"node {name} runs verifier {__version__}, the driver {spec.verifier_version}: "
                 "install the driver's verifier on every node"
             )
-        base: Base = spec.base  # type: ignore[assignment]
+        base = spec.base
         try:
             mine = images.recipe_digest(base)
         except SandboxUnavailable as exc:
@@ -129,7 +130,7 @@ class NodeSandbox:
             image=spec.image,
             limits=spec.limits,
             size=self.size,
-            policy="fresh" if spec.policy == "fresh" else "reuse",
+            policy=spec.policy,
             max_uses=spec.max_uses,
             preload=spec.preload,
         )
