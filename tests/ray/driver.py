@@ -1,0 +1,45 @@
+"""A driver process for the interruption tests: connects to ADDRESS, verifies slow candidates on the
+Ray backend with verify_batch, and reports on stdout (one JSON object a line) its nodes, then each
+result. The test interrupts it mid-batch.
+
+    python -m tests.ray.driver ADDRESS SAMPLES SLEEP_S
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from verifier import Suite
+from verifier.batch import Item, verify_batch
+from verifier.cluster import RayBackend, ray_verifier
+
+SLOW_SUITE = Suite(
+    files={"test_f.py": b"from solution import f\n\n\ndef test_f():\n    assert f() == 1\n"}, runner="direct"
+)
+
+
+def slow_items(count: int, sleep_s: float) -> list[Item]:
+    """`count` distinct candidates that pass after sleeping `sleep_s` seconds."""
+    source = "import time\n\n\ndef f():\n    time.sleep({sleep_s})  # sample {i}\n    return 1\n"
+    return [(source.format(sleep_s=sleep_s, i=i), SLOW_SUITE) for i in range(count)]
+
+
+def main(address: str, samples: int, sleep_s: float) -> int:
+    items = slow_items(samples, sleep_s)
+    with ray_verifier(address, per_node=1) as verifier:
+        backend = verifier.backend
+        assert isinstance(backend, RayBackend)
+        nodes = [n.model_dump() for n in backend.nodes]
+        print(json.dumps({"nodes": nodes, "backend": backend.id}), flush=True)
+
+        def report(index: int, ev: object) -> None:
+            print(json.dumps({"result": index}), flush=True)
+
+        verify_batch(verifier, items, workers=backend.slots, progress=False, on_result=report)
+    print(json.dumps({"done": True}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], int(sys.argv[2]), float(sys.argv[3])))
