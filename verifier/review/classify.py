@@ -5,7 +5,8 @@ Rules, per test (base outcome b, head outcome h, after the one rerun of failing 
 - either side's rerun disagrees with its first run      -> flaky (never fixed, never broken)
 - collected but never reported on either side            -> missing (blocks)
 - not in the head run at all                             -> removed
-- added by the change: failing on base, passing on head  -> fixed; otherwise added (blocks if it fails)
+- added by the change: failing on base, passing on head  -> fixed; otherwise added (blocks if it
+  fails; error if it errors)
 - passing on head: passing on base -> still passing; failing on base -> fixed, or
   edited_to_pass when the change edited the test itself (called out; never fixed)
 - failing on head: passing (or skipped) on base -> broken (blocks); failing on base -> still failing
@@ -153,8 +154,10 @@ def classify_row(prov: Provenance, b: SideResult, h: SideResult) -> tuple[TestCl
     if prov is Provenance.ADDED:
         if ho in GOOD and base_failing:
             return TestClass.FIXED, False, "added by the change: fails on the base code, passes on the head code"
-        if ho in BAD:
-            return TestClass.ADDED, True, f"added by the change and {ho.value} on the head"
+        if ho is Outcome.ERROR:
+            return TestClass.ERROR, True, f"added by the change; error in {h.phase or 'setup'} on the head"
+        if ho is Outcome.FAILED:
+            return TestClass.ADDED, True, "added by the change, and fails on the head"
         return TestClass.ADDED, False, f"added by the change; {ho.value} on the head"
     if ho in GOOD:
         if bo in GOOD:

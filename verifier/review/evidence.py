@@ -14,15 +14,20 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from verifier.hashing import canonical_json, sha256_bytes
 from verifier.limits import Limits
 from verifier.review.provenance import Provenance
+from verifier.text import clean
 
 REVIEW_SCHEMA_VERSION = 1
+
+#: Text from the repository under test: always valid Unicode (lone surrogates replaced), so every
+#: report format can encode it.
+Text = Annotated[str, BeforeValidator(lambda v: clean(v) if isinstance(v, str) else v)]
 
 
 class Outcome(StrEnum):
@@ -68,8 +73,8 @@ class SideResult(BaseModel):
     outcome: Outcome
     rerun: Outcome | None = Field(None, description="Outcome of the one rerun of a failing test, if it ran.")
     phase: str = Field("", description="setup, call or teardown: where the outcome was decided; collect for errors.")
-    message_untrusted: str = Field("", description="The failure's one-line message (repository-controlled).")
-    excerpt_untrusted: str = Field("", description="Tail of the failure report (repository-controlled).")
+    message_untrusted: Text = Field("", description="The failure's one-line message (repository-controlled).")
+    excerpt_untrusted: Text = Field("", description="Tail of the failure report (repository-controlled).")
 
 
 class TestRow(BaseModel):
@@ -78,8 +83,8 @@ class TestRow(BaseModel):
     __test__ = False
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    test_id: str = Field(description="pytest node id (relative to the repository root).")
-    file: str | None = Field(None, description="Repository path of the test's file.")
+    test_id: Text = Field(description="pytest node id (relative to the repository root).")
+    file: Text | None = Field(None, description="Repository path of the test's file.")
     line: int | None = Field(None, ge=1, description="Line of the test's definition in the tree that ran it.")
     provenance: Provenance
     base: SideResult | None = Field(None, description="On the base code (None: not run there).")
@@ -110,7 +115,7 @@ class Counts(BaseModel):
 class TreeRef(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    ref: str = Field(description="The ref as given (or 'base + patch').")
+    ref: Text = Field(description="The ref as given (or 'base + patch').")
     commit: str | None = Field(None, description="Commit id; None for a tree made by applying a patch.")
     tree: str = Field(description="git tree id.")
 
@@ -146,14 +151,14 @@ class RunRecord(BaseModel):
     environment: EnvironmentRecord
     project: ProjectRecord
     complete: bool = Field(description="Collected, every collected test reported, and the session ended by itself.")
-    stopped: str = Field("", description="Why the run is not complete (trusted words).")
+    stopped: Text = Field("", description="Why the run is not complete (trusted words).")
     collected: int = Field(0, ge=0)
     collection_errors: int = Field(0, ge=0)
     reran: int = Field(0, ge=0, description="Failing tests run a second time (fresh process, fresh tree).")
     exit_status: int | None = Field(None, description="pytest's exit status (None: it never said).")
     duration_s: float = 0.0
     sandbox_s: float = Field(0.0, description="Container create/start/remove overhead.")
-    log_tail_untrusted: str = Field("", description="The end of the test session's console output.")
+    log_tail_untrusted: Text = Field("", description="The end of the test session's console output.")
 
 
 class Controls(BaseModel):
@@ -184,8 +189,8 @@ class ReviewEvidence(BaseModel):
     schema_version: int = REVIEW_SCHEMA_VERSION
     review_id: str = Field(description="sha256 over trees, patch, mode, images, environments, limits and the table.")
     ok: bool = Field(description="Both runs complete and collected tests, nothing broken, no added test fails.")
-    reason: str = Field(description="One trusted sentence saying why ok is what it is.")
-    repository: str = Field(description="The repository's folder name (informational, not part of review_id).")
+    reason: Text = Field(description="One trusted sentence saying why ok is what it is.")
+    repository: Text = Field(description="The repository's folder name (informational, not part of review_id).")
     base: TreeRef
     head: TreeRef
     patch_sha256: str | None = Field(None, description="SHA-256 of the --patch file's bytes.")
@@ -202,13 +207,13 @@ class ReviewEvidence(BaseModel):
     runs: list[RunRecord]
     tests: list[TestRow]
     counts: Counts
-    edited_judges: list[str] = Field(
+    edited_judges: list[Text] = Field(
         default_factory=list, description="Tests the change edits that went from failing to passing."
     )
-    test_infrastructure_changes: list[str] = Field(
+    test_infrastructure_changes: list[Text] = Field(
         default_factory=list, description="conftest.py, pytest configuration and test helpers the change touches."
     )
-    notes: list[str] = Field(default_factory=list, description="Trusted remarks (skipped submodules, ...).")
+    notes: list[Text] = Field(default_factory=list, description="Trusted remarks (skipped submodules, ...).")
     timings: Timings = Timings()
     verifier_version: str
 

@@ -48,11 +48,9 @@ def _functions(source: bytes) -> dict[str, str] | None:
 def split_node_id(node_id: str) -> tuple[str, str]:
     """pytest node id -> (file path, qualified name without parameters)."""
     path, _, rest = node_id.partition("::")
+    if "[" in rest:  # parameter ids come last and may hold anything, "::" included
+        rest = rest[: rest.index("[")]
     parts = [p for p in rest.split("::") if p]
-    if parts:
-        last = parts[-1]
-        if last.endswith("]") and "[" in last:
-            parts[-1] = last[: last.index("[")]
     return path, ".".join(parts)
 
 

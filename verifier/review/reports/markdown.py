@@ -31,8 +31,14 @@ def code(text: str, limit: int = 200) -> str:
 
 def block(text: str) -> str:
     """`text` (its last lines) as a fenced block that no backtick run inside can close."""
-    lines = visible(text).rstrip().splitlines()[-EXCERPT_LINES:]
-    body = "\n".join(lines)[-EXCERPT_CHARS:]
+    kept: list[str] = []
+    size = 0
+    for line in reversed(visible(text).rstrip().splitlines()[-EXCERPT_LINES:]):
+        if kept and size + len(line) + 1 > EXCERPT_CHARS:
+            break
+        kept.append(line[:EXCERPT_CHARS])
+        size += len(line) + 1
+    body = "\n".join(reversed(kept))
     longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}text\n{body}\n{fence}"
@@ -136,7 +142,7 @@ def render(ev: ReviewEvidence, limit: int = MAX_CHARS) -> str:
     new_fail = [r for r in ev.tests if r.blocking and r.classification is not TestClass.BROKEN]
     body += _section("New failures, errors and missing tests", new_fail, budget, excerpts=MAX_EXCERPTS)
     body += _section("Tests the change edited that now pass", rows(TestClass.EDITED_TO_PASS), budget)
-    body += _section("Fixed", rows(TestClass.FIXED), budget, why=False)
+    body += _section("Fixed", rows(TestClass.FIXED), budget)
     body += _section("Flaky", rows(TestClass.FLAKY), budget)
     edited = [r for r in ev.tests if r.provenance.value == "edited" and r.classification != TestClass.EDITED_TO_PASS]
     body += _section("Other tests the change edited", edited, budget, why=False)
