@@ -57,3 +57,12 @@ def state(repo: Path) -> tuple[str, str, str, str]:
         git(repo, "rev-parse", "HEAD") + git(repo, "symbolic-ref", "-q", "HEAD"),
         git(repo, "count-objects", "-v"),
     )
+
+
+def add_branch(repo: Path, name: str, files: Mapping[str, str | None], start: str = "main") -> None:
+    """A branch `name` off `start` with one commit that writes `files`."""
+    git(repo, "checkout", "-q", "-b", name, start)
+    write(repo, files)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", name)
+    git(repo, "checkout", "-q", "main")

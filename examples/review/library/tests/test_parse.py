@@ -1,5 +1,4 @@
 import pytest
-
 from rangeset import parse, to_text
 
 

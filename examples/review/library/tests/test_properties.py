@@ -1,6 +1,5 @@
 from hypothesis import given
 from hypothesis import strategies as st
-
 from rangeset import contains, normalize, total
 
 ranges = st.lists(st.tuples(st.integers(-50, 50), st.integers(0, 10)).map(lambda p: (p[0], p[0] + p[1])), max_size=8)
