@@ -17,7 +17,8 @@ review() {
   shift
   verifier review "$REPO" --base main "$@" >"$OUT/$name.md"
   local code=$?
-  echo "verifier review REPO --base main $* -> exit $code" | tee -a "$OUT/exit-codes.txt"
+  local args="$*"
+  echo "verifier review REPO --base main ${args//$HERE/examples/review} -> exit $code" | tee -a "$OUT/exit-codes.txt"
 }
 
 review fix-adjacent-ranges --head fix-adjacent-ranges

@@ -133,9 +133,11 @@ def test_a_second_review_with_the_same_dependencies_builds_nothing(
     unique = f"more-itertools>=10,!=0.0.{secrets.randbelow(10**9)}"
     pyproject = f'[project]\nname = "uses-dep"\nversion = "1"\ndependencies = ["{unique}"]\n'
     test = (
-        "import more_itertools\n\n\n"
+        "import importlib.metadata\n\nimport more_itertools\n\n\n"
         "def test_dep():\n"
-        "    assert list(more_itertools.chunked([1, 2, 3], 2)) == [[1, 2], [3]]\n"
+        "    assert list(more_itertools.chunked([1, 2, 3], 2)) == [[1, 2], [3]]\n\n\n"
+        "def test_the_project_itself_is_installed_from_the_tree():\n"
+        "    assert importlib.metadata.version('uses-dep') == '1'\n"
     )
     repo = make_repo(tmp_path / "repo", {"pyproject.toml": pyproject, "tests/test_dep.py": test})
     request = ReviewRequest(repo=repo, base="main", head="main", image=sandbox_image)
