@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.review.repos import make_repo, state
+from verifier.sandbox.hardening import LABEL_OWNER_PID
 
 BASE = {
     "lib.py": "def f():\n    return 1\n",
@@ -114,3 +118,33 @@ def test_the_schema_and_formats_on_disk(sandbox_image: str, repo: Path, tmp_path
     ev = json.loads((out / "review.json").read_text())
     assert ev["counts"]["broken"] == 1 and "NOT OK" in done.stderr
     assert state(repo) == before
+
+
+@pytest.mark.docker
+def test_ctrl_c_removes_both_containers(sandbox_image: str, docker_client: Any, tmp_path: Path) -> None:
+    hang = "import time\n\n\ndef test_hang():\n    time.sleep(600)\n"
+    root = make_repo(tmp_path / "repo", {"tests/test_hang.py": hang})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "verifier", "review", str(root), "--base", "main"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as in a terminal
+    )
+
+    def ours() -> list[str]:
+        found = docker_client.api.containers(all=True, filters={"label": f"{LABEL_OWNER_PID}={proc.pid}"})
+        return [c["Id"] for c in found]
+
+    try:
+        for _ in range(600):  # until both sides' containers run (polling, not a timed assertion)
+            if len(ours()) == 2 or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert len(ours()) == 2
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode != 0 and b"Traceback" not in err
+        assert ours() == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()

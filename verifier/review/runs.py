@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Literal
 
@@ -125,7 +125,14 @@ def run_both(
             futures.append(fut)
         return [f.result() for f in futures]
     except BaseException:
-        _kill_labelled(label)
+        # Ctrl-C (or any failure): kill this review's containers until every run has returned.
+        # Repeatedly: a container still being created when the first kill went out starts later.
+        while not all(f.done() for f in futures):
+            try:
+                _kill_labelled(label)
+                wait(futures, timeout=0.5)
+            except KeyboardInterrupt:
+                continue
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
