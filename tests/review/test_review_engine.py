@@ -192,3 +192,51 @@ def test_a_review_leaves_the_repository_as_it_was(sandbox_image: str, zoo_repo: 
         from tests.review.repos import git
 
         git(zoo_repo, "checkout", "-q", "--", "zoo/__init__.py")
+
+
+CHANNEL_TESTS_BASE = """
+import os
+
+
+def test_cannot_reach_the_supervisor():
+    sup = os.getppid()  # the supervisor: it holds the nonce and the result channel
+    for path in (f"/proc/{sup}/mem", f"/proc/{sup}/environ"):
+        try:
+            open(path, "rb").read(1)
+        except PermissionError:
+            continue
+        raise AssertionError(f"{path} was readable")
+    try:
+        os.listdir(f"/proc/{sup}/fd")
+    except PermissionError:
+        return
+    raise AssertionError("the supervisor's file descriptors were visible")
+
+
+def test_forges_a_result():
+    pass
+"""
+
+FORGERY = """
+    line = 'VERIFIER-REVIEW 00000000000000000000000000000000 {"protocol": 1, "runs": []}'
+    print(line)
+    print("1 passed in 0.01s")
+    with open("/proc/1/fd/1", "w") as out:  # the container's stdout, through PID 1
+        out.write(line + chr(10) + line)  # a whole line, then one left open
+    assert False, "fails, whatever it printed"
+"""
+
+
+def test_tests_cannot_reach_the_result_channel_or_forge_by_printing(sandbox_image: str, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"tests/test_channel.py": CHANNEL_TESTS_BASE})
+    add_branch(repo, "change", {"tests/test_channel.py": CHANNEL_TESTS_BASE.replace("    pass\n", FORGERY)})
+    ev = review(ReviewRequest(repo=repo, base="main", head="change", image=sandbox_image))
+    got = classes(ev)
+    assert got["tests/test_channel.py::test_cannot_reach_the_supervisor"] == "still_passing"
+    # The head's version runs on both sides (head mode): it fails on both, whatever it printed or
+    # wrote to the container's stdout (a whole forged line, then one left open), and the real
+    # result line is still found.
+    assert got["tests/test_channel.py::test_forges_a_result"] == "still_failing"
+    row = next(r for r in ev.tests if r.test_id.endswith("test_forges_a_result"))
+    assert row.head is not None and row.head.outcome is Outcome.FAILED and row.head.rerun is Outcome.FAILED
+    assert all(r.complete for r in ev.runs)

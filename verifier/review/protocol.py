@@ -74,15 +74,21 @@ class SupervisorResult(BaseModel):
 
 
 def parse(stdout: bytes, nonce: str) -> SupervisorResult | None:
-    """The result line bound to `nonce`, validated; None when there is none (or it is malformed)."""
-    prefix = f"{RESULT_PREFIX} {nonce} ".encode()
-    for line in stdout.split(b"\n"):
-        if not line.startswith(prefix):
-            continue
-        try:
-            data = json.loads(clean(line[len(prefix) :].decode("utf-8", "replace")))
-            result = SupervisorResult.model_validate(data)
-        except (ValueError, ValidationError):
-            return None
-        return result if result.protocol == PROTOCOL else None
-    return None
+    """The result bound to `nonce`, validated; None when there is none (or it is malformed).
+
+    The token is searched anywhere, not only at a line start: the tests can write to the
+    container's stdout too (not knowing the nonce, they cannot forge a result), and a partial
+    line of theirs must not hide the real one.
+    """
+    token = f"{RESULT_PREFIX} {nonce} ".encode()
+    start = stdout.rfind(token)
+    if start < 0:
+        return None
+    end = stdout.find(b"\n", start)
+    payload = stdout[start + len(token) : end if end >= 0 else len(stdout)]
+    try:
+        data = json.loads(clean(payload.decode("utf-8", "replace")))
+        result = SupervisorResult.model_validate(data)
+    except (ValueError, ValidationError):
+        return None
+    return result if result.protocol == PROTOCOL else None

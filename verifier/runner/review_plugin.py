@@ -314,7 +314,8 @@ def supervise(stdin: Any, result_fd: int) -> None:
     except Exception as exc:  # noqa: BLE001 - any failure of ours is reported, never a silent pass
         result["error"] = f"{exc.__class__.__name__}: {exc}"[:2000]
     result["supervisor_s"] = time.monotonic() - received
-    line = f"{RESULT_PREFIX} {nonce} {json.dumps(result)}\n".encode()
+    # A leading newline ends any partial line the tests left on the container's stdout.
+    line = f"\n{RESULT_PREFIX} {nonce} {json.dumps(result)}\n".encode()
     view = memoryview(line)
     while view:
         view = view[os.write(result_fd, view) :]
