@@ -120,10 +120,11 @@ def render(ev: ReviewEvidence, limit: int = MAX_CHARS) -> str:
         if not run.complete:
             callouts.append(f"> [!CAUTION]\n> **The {run.side} run did not complete:** {one_line(run.stopped, 300)}")
     summary = (
-        f"| broken | fixed | added | still failing | still passing | flaky | error | missing | removed |\n"
-        f"|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
-        f"| {c.broken} | {c.fixed} | {c.added} | {c.still_failing} | {c.still_passing} | {c.flaky} | {c.error} "
-        f"| {c.missing} | {c.removed} |"
+        "| broken | fixed | added | edited to pass | still failing | still passing | flaky | error | missing "
+        "| skipped | removed |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        f"| {c.broken} | {c.fixed} | {c.added} | {c.edited_to_pass} | {c.still_failing} | {c.still_passing} "
+        f"| {c.flaky} | {c.error} | {c.missing} | {c.skipped} | {c.removed} |"
     )
     mode = "the head's tests on both sides" if ev.tests_mode == "head" else "the base's tests (+ tests the change adds)"
     summary += (
