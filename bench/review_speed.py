@@ -1,7 +1,8 @@
 """Speed of `verifier review` against plain pytest on the host, for the same trees, in one run.
 
 Two repositories: the example library (examples/review, its `fix-adjacent-ranges` change) and a
-generated suite of 600 tests (base: 6 failing; head fixes them). For each, after one warm-up
+generated suite of 600 tests (the head's change to `clamp` fixes 6 tests and breaks 24, so both
+sides rerun failing tests). For each, after one warm-up
 review (the sandbox image is built and the environment image cached):
 
 - review:   `review()` of base+head (both trees' test sessions in two sandboxes, reruns of
@@ -64,7 +65,7 @@ def git(repo: Path, *args: str) -> None:
 
 
 def generated_repo(dest: Path) -> Path:
-    """600 tests in 12 modules (plain, parametrized, fixtures, a class); the head fixes 6 of them."""
+    """600 tests in 12 modules (plain, parametrized, fixtures, a class); the head fixes 6, breaks 24."""
     (dest / "src" / "gen").mkdir(parents=True)
     (dest / "tests").mkdir()
     (dest / "pyproject.toml").write_text('[project]\nname = "gen"\nversion = "1"\n')
