@@ -48,6 +48,7 @@ app.command("gc")(_maintenance.gc)
 app.add_typer(_maintenance.image_app, name="image")
 app.add_typer(_runs.runs_app, name="runs")
 app.add_typer(_bench.bench_app, name="bench")
+app.command("review")(__import__("verifier.cli.review", fromlist=["review"]).review)
 
 
 def main() -> None:

@@ -1,0 +1,132 @@
+"""The classification rules (pure) and the verdict: every class, and fail-closed completeness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from verifier.review.classify import SideView, build_table, classify_row, verdict
+from verifier.review.evidence import Outcome, SideResult, TestClass
+from verifier.review.gitread import Entry
+from verifier.review.protocol import SupervisorResult
+from verifier.review.provenance import Provenance, ProvenanceIndex
+
+P, F, E, S, A, M = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED, Outcome.ABSENT, Outcome.MISSING
+U, ADD, ED = Provenance.UNCHANGED, Provenance.ADDED, Provenance.EDITED
+
+
+def side(o: Outcome, rerun: Outcome | None = None) -> SideResult:
+    return SideResult(outcome=o, rerun=rerun)
+
+
+@pytest.mark.parametrize(
+    ("prov", "b", "h", "cls", "blocking"),
+    [
+        (U, side(P), side(P), TestClass.STILL_PASSING, False),
+        (U, side(F, F), side(P), TestClass.FIXED, False),
+        (U, side(P), side(F, F), TestClass.BROKEN, True),
+        (U, side(F, F), side(F, F), TestClass.STILL_FAILING, False),
+        (ADD, side(F, F), side(P), TestClass.FIXED, False),
+        (ADD, side(E), side(P), TestClass.FIXED, False),  # a new test module that cannot import on the base
+        (ADD, side(P), side(P), TestClass.ADDED, False),
+        (ADD, side(P), side(F, F), TestClass.ADDED, True),  # no added test may fail
+        (U, side(P), side(A), TestClass.REMOVED, False),
+        (U, side(P), side(F, P), TestClass.FLAKY, False),  # failed, then passed on rerun: never broken
+        (U, side(F, P), side(P), TestClass.FLAKY, False),  # never fixed either
+        (U, side(E), side(E), TestClass.ERROR, False),
+        (U, side(A), side(E), TestClass.ERROR, True),
+        (U, side(P), side(E), TestClass.BROKEN, True),
+        (U, side(P), side(M), TestClass.MISSING, True),
+        (U, side(M), side(P), TestClass.MISSING, True),
+        (ED, side(F, F), side(P), TestClass.EDITED_TO_PASS, False),  # edits its own judge: never fixed
+        (ED, side(P), side(F, F), TestClass.BROKEN, True),
+        (U, side(P), side(S), TestClass.BROKEN, True),  # a passing test that now skips lost its check
+        (U, side(S), side(S), TestClass.SKIPPED, False),
+        (U, side(S), side(F, F), TestClass.BROKEN, True),
+        (U, side(Outcome.XFAILED), side(P), TestClass.STILL_PASSING, False),
+    ],
+)
+def test_rules(prov: Provenance, b: SideResult, h: SideResult, cls: TestClass, blocking: bool) -> None:
+    got, block, _ = classify_row(prov, b, h)
+    assert (got, block) == (cls, blocking)
+
+
+def session(**kw: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"collected": [], "results": {}, "collect_errors": [], "exit_status": 0, "returncode": 0}
+    return base | kw
+
+
+def view(*sessions: dict[str, Any], error: str | None = None) -> SideView:
+    return SideView(SupervisorResult.model_validate({"protocol": 1, "runs": list(sessions), "error": error}))
+
+
+def test_collection_errors_map_onto_the_tests_of_their_file() -> None:
+    head = view(
+        session(
+            collected=[["t/test_new.py::test_a", "t/test_new.py", 1], ["t/test_old.py::test_b", "t/test_old.py", 1]],
+            results={"t/test_new.py::test_a": {"outcome": "passed"}, "t/test_old.py::test_b": {"outcome": "passed"}},
+            collect_errors=[{"id": "t/test_broken.py", "message": "ImportError"}],
+        )
+    )
+    base = view(
+        session(
+            collected=[["t/test_old.py::test_b", "t/test_old.py", 1]],
+            results={"t/test_old.py::test_b": {"outcome": "passed"}},
+            collect_errors=[{"id": "t/test_new.py", "message": "ImportError: cannot import name 'new'"}],
+            exit_status=1,
+        )
+    )
+    files = {"t/test_old.py": Entry("100644", b"def test_b(): pass\n")}
+    head_files = files | {
+        "t/test_new.py": Entry("100644", b"def test_a(): pass\n"),
+        "t/test_broken.py": Entry("100644", b"import nothing\n"),
+    }
+    table = build_table(base, head, ProvenanceIndex(files, head_files))
+    by_id = {r.test_id: r for r in table.rows}
+    assert by_id["t/test_new.py::test_a"].classification is TestClass.FIXED
+    assert by_id["t/test_new.py::test_a"].base is not None and by_id["t/test_new.py::test_a"].base.phase == "collect"
+    assert by_id["t/test_broken.py"].classification is TestClass.ERROR and by_id["t/test_broken.py"].blocking
+    ok, reason = verdict(table, {"base": base.stopped(), "head": head.stopped()}, {"base": 1, "head": 2})
+    assert not ok and "1 new failing" in reason
+
+
+def test_a_session_that_ends_early_is_incomplete_and_its_tests_missing() -> None:
+    collected = [[f"t.py::test_{i}", "t.py", i + 1] for i in range(5)]
+    results = {f"t.py::test_{i}": {"outcome": "passed"} for i in range(2)}
+    early = view(session(collected=collected, results=results, exit_status=None, returncode=0))
+    assert "exited with code 0" in early.stopped() and "3 of 5 tests never reported" in early.stopped()
+    assert early.side("t.py::test_3").outcome is Outcome.MISSING
+    full = view(session(collected=collected, results={i: {"outcome": "passed"} for i, _, _ in collected}))
+    assert full.stopped() == ""
+    table = build_table(full, early, ProvenanceIndex({}, {}))
+    ok, reason = verdict(table, {"base": full.stopped(), "head": early.stopped()}, {"base": 5, "head": 5})
+    assert not ok and reason.startswith("the head run did not complete")
+    assert table.counts.missing == 3
+
+
+@pytest.mark.parametrize(
+    ("kw", "words"),
+    [
+        ({"collected": None, "exit_status": 4, "returncode": 4}, "never finished collecting"),
+        ({"timed_out": True, "exit_status": None, "returncode": -9}, "time limit"),
+        ({"exit_status": None, "returncode": -9}, "signal 9"),
+        ({"exit_status": 2}, "exit status 2"),
+    ],
+)
+def test_incomplete_sessions_say_why(kw: dict[str, Any], words: str) -> None:
+    assert words in view(session(**kw)).stopped()
+
+
+def test_no_result_and_runner_errors_are_incomplete() -> None:
+    assert SideView(None).stopped() == "the sandbox returned no result"
+    assert "runner failed" in view(error="OSError: disk full").stopped()
+
+
+def test_ok_needs_tests_on_both_sides() -> None:
+    empty = view(session())
+    table = build_table(empty, empty, ProvenanceIndex({}, {}))
+    assert verdict(table, {"base": "", "head": ""}, {"base": 0, "head": 0}) == (
+        False,
+        "the head run collected no tests",
+    )

@@ -1,0 +1,94 @@
+"""Declared dependencies (only index names; everything else refused, named) and the project itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verifier.review.deps import DependencyError, declared, from_file, project_info
+from verifier.review.gitread import Entry, Files
+
+PYPROJECT = """
+[project]
+name = "My.Lib"
+version = "1.2"
+dependencies = ["attrs>=22", "tomli; python_version < '3.11'"]
+
+[project.optional-dependencies]
+test = ["pytest>=8", "my-lib[extra]"]
+extra = ["more-itertools"]
+docs = ["sphinx"]
+
+[dependency-groups]
+dev = ["ruff", {include-group = "lint"}]
+lint = ["mypy"]
+
+[project.scripts]
+mylib = "my_lib.cli:main"
+
+[project.entry-points.pytest11]
+mylib = "my_lib.plugin"
+"""
+
+
+def files(mapping: dict[str, str]) -> Files:
+    return {k: Entry("100644", v.encode()) for k, v in mapping.items()}
+
+
+def test_pyproject_runtime_and_test_dependencies() -> None:
+    tree = files({"pyproject.toml": PYPROJECT, "src/my_lib/__init__.py": ""})
+    runtime = declared(tree, runtime=True, tests=False)
+    assert runtime.requirements == ("attrs>=22", "tomli; python_version < '3.11'")
+    tests = declared(tree, runtime=False, tests=True)
+    # The self-reference my-lib[extra] expands to the extra; groups include their groups; docs is not a test extra.
+    assert tests.requirements == ("more-itertools", "mypy", "pytest>=8", "ruff")
+    info = project_info(tree)
+    assert (info.name, info.version, info.import_roots) == ("My.Lib", "1.2", ("src", ""))
+    assert info.entry_points == {
+        "console_scripts": {"mylib": "my_lib.cli:main"},
+        "pytest11": {"mylib": "my_lib.plugin"},
+    }
+
+
+def test_requirements_files_with_includes_comments_hashes_and_the_project_itself() -> None:
+    tree = files(
+        {
+            "requirements.txt": "requests==2.31.0  # pinned\n",
+            "requirements-dev.txt": "-r requirements.txt\n-e .\nhypothesis \\\n  >=6 --hash=sha256:abc\n\n# c\n",
+            "setup.cfg": "[metadata]\nname = legacy\nversion = attr: legacy.__version__\n",
+        }
+    )
+    assert declared(tree, runtime=True, tests=False).requirements == ("requests==2.31.0",)
+    assert declared(tree, runtime=False, tests=True).requirements == ("hypothesis >=6", "requests==2.31.0")
+    assert project_info(tree).name == "legacy" and project_info(tree).version is None
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("pkg @ https://example.invalid/pkg.whl", "direct reference"),
+        ("git+https://example.invalid/x.git", "direct reference"),
+        ("./vendor/pkg", "direct reference"),
+        ("--index-url https://example.invalid/simple", "pip option '--index-url'"),
+        ("--extra-index-url=https://example.invalid/", "pip option"),
+        ("pkg; os.system('x')", None),  # a marker is pip's to judge: passed through, never evaluated here
+        ("pkg$(whoami)", "not a requirement"),
+    ],
+)
+def test_refused_requirements_are_named(line: str, words: str | None) -> None:
+    tree = files({"requirements.txt": line + "\n"})
+    if words is None:
+        assert declared(tree, runtime=True, tests=False).requirements == (line,)
+        return
+    with pytest.raises(DependencyError, match=words) as info:
+        declared(tree, runtime=True, tests=False)
+    assert "requirements.txt:1" in str(info.value)
+
+
+def test_requirements_override_file_and_its_includes(tmp_path: Path) -> None:
+    (tmp_path / "base.txt").write_text("attrs\n")
+    (tmp_path / "ci.txt").write_text("-r base.txt\npytest>=8\n")
+    assert from_file(tmp_path / "ci.txt").requirements == ("attrs", "pytest>=8")
+    with pytest.raises(DependencyError, match="does not exist"):
+        from_file(tmp_path / "missing.txt")

@@ -1,0 +1,133 @@
+"""`verifier review`: a repository's own tests on both sides of a change, in the sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from verifier.text import one_line
+
+_FORMATS = ("markdown", "json", "junit", "sarif")
+
+
+def _fail(err: Console, message: str) -> typer.Exit:
+    err.print(f"[red]error:[/] {escape(one_line(message, 500))}")
+    return typer.Exit(2)
+
+
+def review(
+    repo: Annotated[
+        Path | None, typer.Argument(help="The git repository (its working tree, index and refs are only read).")
+    ] = None,
+    base: Annotated[str | None, typer.Option("--base", help="The ref the change starts from, e.g. main.")] = None,
+    head: Annotated[
+        str | None, typer.Option("--head", help="The ref of the change (default HEAD); not with --patch.")
+    ] = None,
+    patch: Annotated[
+        Path | None, typer.Option("--patch", help="A unified diff to apply on --base instead of --head.")
+    ] = None,
+    tests: Annotated[
+        str,
+        typer.Option(
+            "--tests",
+            help="head: the head's tests judge both sides (tests the change adds can show as fixed). "
+            "base: the base's tests (+ test files the change adds), so the change cannot rewrite its judge.",
+        ),
+    ] = "head",
+    requirements: Annotated[
+        Path | None,
+        typer.Option("--requirements", help="A requirements file to install instead of what the trees declare."),
+    ] = None,
+    formats: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--format", "-f", help="markdown (default), json, junit or sarif; repeat it with --out-dir for several."
+        ),
+    ] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out-dir", help="Write review.md / review.json / review.junit.xml / review.sarif here."),
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Wall-clock limit of each side's test run, seconds.")] = 900.0,
+    memory: Annotated[str, typer.Option(help="Memory limit of each side's sandbox, e.g. 2g.")] = "2g",
+    build: Annotated[bool, typer.Option(help="Build the sandbox image first when it is missing.")] = True,
+    schema: Annotated[
+        bool, typer.Option("--schema", help="Print the JSON schema of the review evidence and exit.")
+    ] = False,
+) -> None:
+    """Run the repository's tests on --base and on the change in two sandboxes; report what it fixed and broke.
+
+    Exit 0: no regression. Exit 1: regressions, new failures, or a run that did not complete.
+
+    Exit 2: bad input (not a repository, unknown ref, a patch that does not apply, no tests,
+    dependencies that cannot be resolved) or the sandbox failed.
+
+    Each test is fixed, broken, still passing, still failing, added, removed, flaky, error or missing;
+    the evidence names the git tree ids it ran (verifier review --schema).
+    """
+    err = Console(stderr=True, soft_wrap=True, highlight=False)
+    if schema:
+        from verifier.review.evidence import dumps_review_schema
+
+        print(dumps_review_schema())
+        raise typer.Exit(0)
+    chosen = formats or ["markdown"]
+    bad = [f for f in chosen if f not in _FORMATS]
+    if bad:
+        raise _fail(err, f"unknown format {bad[0]!r}; choose from {', '.join(_FORMATS)}")
+    if len(set(chosen)) > 1 and out_dir is None:
+        raise _fail(err, "several formats need --out-dir")
+    if tests not in ("head", "base"):
+        raise _fail(err, f"--tests must be head or base, not {tests!r}")
+    if repo is None or base is None:
+        raise _fail(err, "give a repository and --base (see verifier review --help)")
+    if patch is not None and head is not None:
+        raise _fail(err, "give --head or --patch, not both")
+
+    from verifier.cli.check import _parse_memory
+    from verifier.errors import InvalidInput, SandboxUnavailable
+    from verifier.review import REVIEW_LIMITS, ReviewRequest
+    from verifier.review import review as run_review
+    from verifier.review.reports import FILENAMES, FORMATS, render
+
+    try:
+        limits = REVIEW_LIMITS.model_copy(update={"timeout_s": timeout, "memory_bytes": _parse_memory(memory)})
+        limits = type(limits).model_validate(limits.model_dump())
+    except (ValueError, typer.BadParameter) as exc:
+        raise _fail(err, f"invalid limits: {exc}") from None
+    request = ReviewRequest(
+        repo=repo, base=base, head=head, patch=patch, tests="base" if tests == "base" else "head",
+        requirements=requirements, limits=limits,
+    )  # fmt: skip
+    try:
+        with err.status("reviewing") as status:
+            if build:
+                _ensure_image(lambda msg: status.update(escape(msg)))
+            ev = run_review(request, progress=lambda msg: status.update(escape(msg)))
+    except (InvalidInput, SandboxUnavailable) as exc:
+        raise _fail(err, str(exc)) from None
+    wanted = [f for f in FORMATS if f in chosen]
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for fmt in wanted:
+            (out_dir / FILENAMES[fmt]).write_text(render(fmt, ev), encoding="utf-8")
+        err.print(f"wrote {', '.join(FILENAMES[f] for f in wanted)} to {escape(str(out_dir))}")
+    else:
+        print(render(wanted[0], ev), end="")
+    style = "bold green" if ev.ok else "bold red"
+    verdict = "OK" if ev.ok else "NOT OK"
+    err.print(f"[{style}]{verdict}[/] {escape(one_line(ev.reason, 300))}  review {ev.review_id[:16]}")
+    raise typer.Exit(0 if ev.ok else 1)
+
+
+def _ensure_image(say: object) -> None:
+    from verifier.sandbox import image
+    from verifier.sandbox.docker_engine import connect
+
+    client = connect()
+    if image.find_image(client) is None:
+        image.build(client, progress=say)  # type: ignore[arg-type]

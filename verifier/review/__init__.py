@@ -1,0 +1,18 @@
+"""Pre-merge review: a repository's own tests on both sides of a change, in the sandbox.
+
+    from verifier.review import ReviewRequest, review
+    ev = review(ReviewRequest(repo=Path("."), base="main", head="HEAD"))
+    ev.ok, ev.counts.broken, ev.review_id
+
+Modules, one job each: `gitread` (trees through git, patch, tree ids), `split` (tests vs
+code, the trees a run sees), `provenance` (unchanged / added / edited tests), `deps`
+(declared dependencies, the project itself), `environment` (dependency images, offline),
+`runs` (containers), `protocol` (the in-container result line), `classify` (the table and
+the verdict), `evidence` (`ReviewEvidence`), `reports` (markdown, json, junit, sarif),
+`service` (`review()`). The in-container side is verifier/runner/review_plugin.py.
+"""
+
+from verifier.review.evidence import ReviewEvidence, TestClass, review_json_schema
+from verifier.review.service import REVIEW_LIMITS, ReviewRequest, review
+
+__all__ = ["REVIEW_LIMITS", "ReviewEvidence", "ReviewRequest", "TestClass", "review", "review_json_schema"]

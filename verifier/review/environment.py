@@ -1,0 +1,278 @@
+"""Environment images: a tree's declared dependencies, installed offline on the sandbox image.
+
+On a cache miss the dependencies are resolved and downloaded **on the host** (``pip
+download``, wheels only, with the machine's package index, for the sandbox's interpreter and
+platform, constrained to the sandbox's own pinned pytest/Hypothesis), then installed with no
+network into an image built ``FROM`` the sandbox image. The image is tagged and labelled with
+a digest of the dependency specification and the sandbox image id, so a second review with
+the same dependencies finds it and builds (and downloads) nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+
+from verifier.errors import SandboxUnavailable
+from verifier.hashing import canonical_json, sha256_bytes
+from verifier.limits import Limits
+from verifier.review.deps import DependencyError, DependencySpec, normalize
+from verifier.sandbox.backend import SandboxJob
+from verifier.sandbox.docker_engine import DockerBackend
+from verifier.sandbox.image import recipe_dir
+
+ENV_REPO = "verifier-review-env"
+LABEL_ENV = "org.verifier.review.env"
+LABEL_BASE = "org.verifier.review.base-image"
+LABEL_PACKAGES = "org.verifier.review.packages"
+#: Bump when the way environments are built changes: old images then no longer match.
+ENV_FORMAT = 1
+_PIP_TIMEOUT_S = 900
+
+Progress = Callable[[str], None]
+
+_PROBE = (
+    "import json, sys; from packaging import tags; t = list(tags.sys_tags());"
+    "print(json.dumps({'version': '%d.%d' % sys.version_info[:2], 'interpreter': t[0].interpreter,"
+    "'abis': sorted({x.abi for x in t}), 'platforms': sorted({x.platform for x in t})}))"
+)
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The image one run uses: the sandbox image, or an environment image layered on it."""
+
+    digest: str
+    image_id: str
+    image_ref: str
+    built: bool
+    packages: tuple[str, ...]
+    spec: DependencySpec
+    build_s: float = 0.0
+
+
+def sandbox_pins() -> tuple[str, ...]:
+    """The sandbox image's pinned packages (pytest, Hypothesis, ...): constraints for every environment."""
+    text = (recipe_dir() / "requirements.txt").read_text()
+    return tuple(ln.split("#")[0].strip() for ln in text.splitlines() if ln.split("#")[0].strip())
+
+
+def spec_digest(spec: DependencySpec, base_image_id: str) -> str:
+    return sha256_bytes(
+        canonical_json(
+            {
+                "format": ENV_FORMAT,
+                "requirements": list(spec.requirements),
+                "constraints": list(sandbox_pins()),
+                "base_image_id": base_image_id,
+            }
+        )
+    )
+
+
+def _cache_dir() -> Path:
+    root = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "verifier" / "review"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def find(client: docker.DockerClient, digest: str) -> tuple[str, tuple[str, ...]] | None:
+    """(image id, packages) of the environment image with this digest, or None."""
+    api: Any = client.api
+    try:
+        meta = api.inspect_image(f"{ENV_REPO}:{digest[:16]}")
+    except docker.errors.ImageNotFound:
+        return None
+    labels = meta.get("Config", {}).get("Labels") or {}
+    if labels.get(LABEL_ENV) != digest:
+        return None  # a prefix collision or a stale image: treat as absent
+    return str(meta["Id"]), tuple(json.loads(labels.get(LABEL_PACKAGES, "[]")))
+
+
+def ensure(
+    client: docker.DockerClient, spec: DependencySpec, base_ref: str, progress: Progress | None = None
+) -> Environment:
+    """The environment image for `spec` on the sandbox image `base_ref`, built only if missing.
+
+    Raises:
+        DependencyError: a dependency cannot be resolved from the index (names it).
+        SandboxUnavailable: the engine or the image build failed.
+    """
+    say = progress or (lambda _m: None)
+    api: Any = client.api
+    try:
+        base_id = str(api.inspect_image(base_ref)["Id"])
+    except docker.errors.DockerException as exc:
+        raise SandboxUnavailable(f"cannot inspect the sandbox image {base_ref}: {exc}") from exc
+    digest = spec_digest(spec, base_id)
+    if not spec.requirements:
+        return Environment(digest, base_id, base_id, built=False, packages=(), spec=spec)
+    found = find(client, digest)
+    if found is not None:
+        return Environment(digest, found[0], found[0], built=False, packages=found[1], spec=spec)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="verifier-review-env-") as tmp:
+        ctx = Path(tmp)
+        say(f"resolving {len(spec.requirements)} declared dependencies on the host")
+        wheels = download(spec, probe_target(base_id), ctx / "wheels" / "pkgs")
+        pins = {normalize(p.split("==")[0]): p.split("==")[1] for p in sandbox_pins()}
+        packages: list[str] = []
+        for wheel in list(wheels):
+            name, version = _wheel_name_version(wheel.name)
+            if pins.get(normalize(name)) == version:
+                wheel.unlink()  # already in the sandbox image, at this version
+                continue
+            packages.append(f"{name}=={version}")
+        packages.sort(key=str.lower)
+        pip_wheel = _pip_wheel()
+        shutil.copy2(pip_wheel, ctx / "wheels" / pip_wheel.name)
+        (ctx / "Dockerfile").write_text(_dockerfile(base_id, pip_wheel.name, bool(packages)))
+        say(f"building the environment image ({len(packages)} packages, offline)")
+        image_id = _build(client, ctx, digest, base_id, packages)
+    return Environment(
+        digest, image_id, image_id, built=True, packages=tuple(packages), spec=spec, build_s=time.monotonic() - started
+    )
+
+
+def _dockerfile(base_id: str, pip_wheel: str, install: bool) -> str:
+    lines = [f"FROM {base_id}"]
+    if install:
+        lines += [
+            "USER 0:0",
+            "COPY wheels /tmp/envbuild",
+            # pip runs from its own wheel (a debootstrapped base has no pip); --no-index: no network.
+            f"RUN PIP_BREAK_SYSTEM_PACKAGES=1 python3 /tmp/envbuild/{pip_wheel}/pip install --no-index --no-deps "
+            "--disable-pip-version-check --no-cache-dir --root-user-action=ignore --quiet /tmp/envbuild/pkgs/*.whl"
+            " && rm -rf /tmp/envbuild",
+            "USER 2000:2000",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _build(client: docker.DockerClient, ctx: Path, digest: str, base_id: str, packages: list[str]) -> str:
+    tag = f"{ENV_REPO}:{digest[:16]}"
+    log: list[str] = []
+    api: Any = client.api
+    try:
+        for chunk in api.build(
+            path=str(ctx),
+            tag=tag,
+            labels={LABEL_ENV: digest, LABEL_BASE: base_id, LABEL_PACKAGES: json.dumps(packages)},
+            pull=False,
+            rm=True,
+            forcerm=True,
+            network_mode="none",
+            decode=True,
+        ):
+            if "error" in chunk:
+                tail = "\n".join(log[-10:])
+                raise SandboxUnavailable(f"environment image build failed: {str(chunk['error']).strip()}\n{tail}")
+            line = str(chunk.get("stream", "")).strip()
+            if line:
+                log.append(line)
+        return str(api.inspect_image(tag)["Id"])
+    except docker.errors.DockerException as exc:
+        raise SandboxUnavailable(f"environment image build failed: {exc}") from exc
+
+
+def probe_target(base_id: str) -> dict[str, object]:
+    """The sandbox interpreter's version, ABIs and platforms (what `pip download` must fetch for)."""
+    cache = _cache_dir() / "targets" / f"{base_id.replace(':', '_')}.json"
+    if cache.is_file():
+        cached: dict[str, object] = json.loads(cache.read_text())
+        return cached
+    job = SandboxJob(image=base_id, command=["python3", "-I", "-c", _PROBE], limits=Limits(timeout_s=60))
+    raw = DockerBackend().run(job)
+    try:
+        target: dict[str, object] = json.loads(raw.stdout.decode().strip().splitlines()[-1])
+    except (ValueError, IndexError) as exc:
+        raise SandboxUnavailable(f"could not read the sandbox's platform tags (exit {raw.exit_code})") from exc
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(target))
+    return target
+
+
+def download(spec: DependencySpec, target: dict[str, object], dest: Path) -> list[Path]:
+    """`pip download` the spec's wheels (dependencies included) for `target` into `dest`."""
+    dest.mkdir(parents=True)
+    work = dest.parent.parent
+    (work / "requirements.in").write_text("\n".join(spec.requirements) + "\n")
+    (work / "constraints.txt").write_text("\n".join(sandbox_pins()) + "\n")
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--disable-pip-version-check",
+        "--no-input",
+        "--progress-bar",
+        "off",
+        # Wheels only: building an sdist would run the package's code on the host.
+        "--only-binary=:all:",
+        "--dest",
+        str(dest),
+        "--python-version",
+        str(target["version"]),
+        "--implementation",
+        "cp",
+        "-c",
+        str(work / "constraints.txt"),
+        "-r",
+        str(work / "requirements.in"),
+    ]
+    for abi in target["abis"]:  # type: ignore[attr-defined]
+        cmd += ["--abi", str(abi)]
+    for platform in target["platforms"]:  # type: ignore[attr-defined]
+        cmd += ["--platform", str(platform)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=_PIP_TIMEOUT_S)
+    if done.returncode != 0:
+        errors = [ln.removeprefix("ERROR: ").strip() for ln in done.stderr.splitlines() if ln.startswith("ERROR:")]
+        why = "; ".join(errors[:2]) or done.stderr.strip()[-300:] or "pip download failed"
+        raise DependencyError(
+            f"the declared dependencies cannot be resolved from the package index (wheels only): {why}"
+        )
+    return sorted(dest.glob("*.whl"))
+
+
+def _wheel_name_version(filename: str) -> tuple[str, str]:
+    parts = filename[: -len(".whl")].split("-")
+    return parts[0], parts[1]
+
+
+def _pip_wheel() -> Path:
+    """A pip wheel for installing inside the build (downloaded once, then cached)."""
+    folder = _cache_dir() / "pip"
+    found = sorted(folder.glob("pip-*.whl")) if folder.is_dir() else []
+    if found:
+        return found[-1]
+    folder.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--no-deps", "--only-binary=:all:"]
+    done = subprocess.run(
+        [*cmd, "--dest", str(folder), "pip"],
+        capture_output=True,
+        text=True,
+        timeout=_PIP_TIMEOUT_S,
+    )
+    found = sorted(folder.glob("pip-*.whl"))
+    if done.returncode != 0 or not found:
+        raise SandboxUnavailable(f"could not download pip for environment builds: {done.stderr.strip()[-300:]}")
+    return found[-1]
+
+
+def describe(env: Environment) -> str:
+    if not env.spec.requirements:
+        return "sandbox image (no declared dependencies)"
+    state = f"built in {env.build_s:.1f} s" if env.built else "cached"
+    return f"{len(env.packages)} packages, {state}"

@@ -1,0 +1,94 @@
+"""The result line of the in-container supervisor (verifier/runner/review_plugin.py), parsed.
+
+The supervisor writes exactly one line, ``VERIFIER-REVIEW <nonce> {json}``, to the stdout only
+it holds; the host accepts only the line with the nonce it chose for this run. The models
+below validate its shape and bound every field; text in them is repository-controlled.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from verifier.text import clean
+
+RESULT_PREFIX = "VERIFIER-REVIEW"  # must match verifier/runner/review_plugin.py
+PROTOCOL = 1
+MAX_TEXT = 4000
+
+
+class TestReport(BaseModel):
+    __test__ = False
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    outcome: str
+    when: str = ""
+    message: str = Field("", max_length=MAX_TEXT)
+    excerpt: str = Field("", max_length=MAX_TEXT)
+    duration_s: float = 0.0
+
+
+class CollectError(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: str
+    message: str = Field("", max_length=MAX_TEXT)
+    excerpt: str = Field("", max_length=MAX_TEXT)
+
+
+class Session(BaseModel):
+    """One pytest session in one worker process (the first run, or the rerun of failing tests)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    collected: list[tuple[str, str, int | None]] | None = None
+    results: dict[str, TestReport] = {}
+    collect_errors: list[CollectError] = []
+    exit_status: int | None = None
+    returncode: int | None = None
+    timed_out: bool = False
+    log_tail: str = Field("", max_length=2 * MAX_TEXT)
+    log_bytes: int = 0
+    bad_records: int = 0
+    duration_s: float = 0.0
+
+
+class SupervisorResult(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    protocol: int
+    files: int = 0
+    runs: list[Session] = []
+    rerun_skipped: str | None = None
+    error: str | None = None
+    supervisor_s: float = 0.0
+
+    @property
+    def first(self) -> Session | None:
+        return self.runs[0] if self.runs else None
+
+    @property
+    def rerun(self) -> Session | None:
+        return self.runs[1] if len(self.runs) > 1 else None
+
+
+def parse(stdout: bytes, nonce: str) -> SupervisorResult | None:
+    """The result bound to `nonce`, validated; None when there is none (or it is malformed).
+
+    The token is searched anywhere, not only at a line start: the tests can write to the
+    container's stdout too (not knowing the nonce, they cannot forge a result), and a partial
+    line of theirs must not hide the real one.
+    """
+    token = f"{RESULT_PREFIX} {nonce} ".encode()
+    start = stdout.rfind(token)
+    if start < 0:
+        return None
+    end = stdout.find(b"\n", start)
+    payload = stdout[start + len(token) : end if end >= 0 else len(stdout)]
+    try:
+        data = json.loads(clean(payload.decode("utf-8", "replace")))
+        result = SupervisorResult.model_validate(data)
+    except (ValueError, ValidationError):
+        return None
+    return result if result.protocol == PROTOCOL else None

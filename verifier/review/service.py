@@ -1,0 +1,251 @@
+"""`review()`: read the two trees, plan the two runs, find their environments, run, classify.
+
+The one place that turns a review request into `ReviewEvidence`. Bad input (unknown ref,
+patch that does not apply, no tests, dependencies that cannot be resolved) raises
+`InvalidInput`; a sandbox that cannot run or returns no result raises `SandboxUnavailable`.
+Tests that fail, crash or hang are evidence, never exceptions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import docker
+
+from verifier import __version__
+from verifier.errors import InvalidInput, SandboxUnavailable
+from verifier.hashing import sha256_bytes
+from verifier.limits import Limits, MiB
+from verifier.review import deps as deps_mod
+from verifier.review import environment as env_mod
+from verifier.review.classify import SideView, build_table, verdict
+from verifier.review.evidence import (
+    EnvironmentRecord,
+    ProjectRecord,
+    ReviewEvidence,
+    RunRecord,
+    Timings,
+    TreeRef,
+    identity,
+    review_id,
+)
+from verifier.review.gitread import Files, GitRepo, Snapshot, apply_patch, read_patch, tree_id
+from verifier.review.provenance import ProvenanceIndex
+from verifier.review.runs import RunOutput, RunPlan, failure, run_both
+from verifier.review.split import (
+    Splitter,
+    TestsMode,
+    base_mode_tests,
+    compose,
+    infrastructure_changes,
+    uses_hypothesis,
+)
+from verifier.sandbox.docker_engine import connect
+from verifier.sandbox.image import image_tag
+
+#: A repository's whole suite needs more room than one candidate's: these are review's defaults.
+REVIEW_LIMITS = Limits(
+    timeout_s=900,
+    memory_bytes=2048 * MiB,
+    pids=512,
+    scratch_bytes=1024 * MiB,
+    output_bytes=32 * MiB,
+    open_files=1024,
+    file_size_bytes=256 * MiB,
+)
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    """What to review. `head` and `patch` are exclusive; with a patch the head is base + patch."""
+
+    repo: Path
+    base: str
+    head: str | None = "HEAD"
+    patch: Path | None = None
+    tests: TestsMode = "head"
+    requirements: Path | None = None
+    limits: Limits = field(default_factory=lambda: REVIEW_LIMITS)
+    image: str | None = None
+
+
+@dataclass(frozen=True)
+class Trees:
+    base: Snapshot
+    head: Snapshot
+    patch_sha256: str | None
+    object_format: str
+
+
+def read_trees(req: ReviewRequest) -> Trees:
+    """Both trees, read through git only. Raises InvalidInput for every bad input."""
+    if req.patch is not None and req.head not in (None, "HEAD"):
+        raise InvalidInput("give --head or --patch, not both")
+    repo = GitRepo(req.repo)
+    base = repo.snapshot(req.base)
+    if req.patch is None:
+        head = repo.snapshot(req.head or "HEAD")
+        return Trees(base, head, None, repo.object_format)
+    patch = read_patch(req.patch)
+    files = apply_patch(base.files, patch)
+    head = Snapshot(ref="base + patch", commit=None, tree_id=tree_id(files, repo.object_format), files=files)
+    return Trees(base, head, sha256_bytes(patch), repo.object_format)
+
+
+def plan_trees(trees: Trees, mode: TestsMode) -> tuple[Splitter, Files, Files]:
+    """(splitter, base run's tree, head run's tree) for the tests mode."""
+    base, head = trees.base.files, trees.head.files
+    splitter = Splitter.for_trees(base, head)
+    if mode == "head":
+        tests = splitter.tests(head)
+        base_run, head_run = compose(base, head, splitter), dict(head)
+    else:
+        tests = base_mode_tests(base, head, splitter)
+        base_run, head_run = compose(base, tests, splitter), compose(head, tests, splitter)
+    if not any(splitter.is_test_file(p) for p in tests):
+        side = "head" if mode == "head" else "base"
+        raise InvalidInput(
+            f"no tests: the {side} tree has no file pytest would collect ({', '.join(splitter.python_files)})"
+        )
+    return splitter, base_run, head_run
+
+
+def dependency_specs(
+    trees: Trees, mode: TestsMode, requirements: Path | None
+) -> tuple[deps_mod.DependencySpec, deps_mod.DependencySpec]:
+    """Each run's dependencies: its code side's runtime ones + its tests side's test ones."""
+    if requirements is not None:
+        spec = deps_mod.from_file(requirements)
+        return spec, spec
+    tests_tree = trees.head.files if mode == "head" else trees.base.files
+    test_deps = deps_mod.declared(tests_tree, runtime=False, tests=True)
+    base = deps_mod.declared(trees.base.files, runtime=True, tests=False).union(test_deps)
+    head = deps_mod.declared(trees.head.files, runtime=True, tests=False).union(test_deps)
+    return base, head
+
+
+def review(
+    req: ReviewRequest, *, progress: Progress | None = None, client: docker.DockerClient | None = None
+) -> ReviewEvidence:
+    """Review one change. Raises InvalidInput (bad input) or SandboxUnavailable (no result)."""
+    say = progress or (lambda _m: None)
+    t0 = time.monotonic()
+    trees = read_trees(req)
+    splitter, base_files, head_files = plan_trees(trees, req.tests)
+    base_spec, head_spec = dependency_specs(trees, req.tests, req.requirements)
+    provenance = ProvenanceIndex(trees.base.files, trees.head.files)
+    t_read = time.monotonic()
+
+    client = client or connect()
+    sandbox = req.image or image_tag()
+    api: Any = client.api
+    try:
+        sandbox_id = str(api.inspect_image(sandbox)["Id"])
+    except docker.errors.DockerException as exc:
+        raise SandboxUnavailable(f"the sandbox image {sandbox} is not available; run `verifier image build`") from exc
+    envs: dict[tuple[str, ...], env_mod.Environment] = {}
+    for spec in (base_spec, head_spec):
+        if spec.requirements not in envs:
+            envs[spec.requirements] = env_mod.ensure(client, spec, sandbox, say)
+            say(f"environment: {env_mod.describe(envs[spec.requirements])}")
+    t_env = time.monotonic()
+
+    hypothesis = uses_hypothesis(base_files) or uses_hypothesis(head_files)
+    fmt = trees.object_format
+    tests_from: Literal["head", "base+added"] = "head" if req.tests == "head" else "base+added"
+    plans = [
+        RunPlan("base", "base", tests_from, base_files, tree_id(base_files, fmt), envs[base_spec.requirements],
+                deps_mod.project_info(trees.base.files), hypothesis),
+        RunPlan("head", "head", tests_from, head_files, tree_id(head_files, fmt), envs[head_spec.requirements],
+                deps_mod.project_info(trees.head.files), hypothesis),
+    ]  # fmt: skip
+    say("running the base and head trees' tests in two sandboxes")
+    outputs = run_both(plans, req.limits, on_done=lambda o: say(f"{o.plan.side} run finished in {o.wall_s:.1f} s"))
+    for out in outputs:
+        why = failure(out)
+        if why is not None:
+            raise SandboxUnavailable(why)
+
+    views: dict[str, SideView] = {o.plan.side: SideView(o.result) for o in outputs}
+    removed = provenance.removed_tests(splitter) if req.tests == "head" else []
+    table = build_table(views["base"], views["head"], provenance, removed)
+    stops = {side: view.stopped() for side, view in views.items()}
+    collected = {side: len(view.collected()) for side, view in views.items()}
+    ok, reason = verdict(table, stops, collected)
+
+    fields = {
+        "ok": ok,
+        "reason": reason,
+        "repository": req.repo.resolve().name,
+        "base": TreeRef(ref=trees.base.ref, commit=trees.base.commit, tree=trees.base.tree_id).model_dump(),
+        "head": TreeRef(ref=trees.head.ref, commit=trees.head.commit, tree=trees.head.tree_id).model_dump(),
+        "patch_sha256": trees.patch_sha256,
+        "tests_mode": req.tests,
+        "isolation": "in-process",
+        "sandbox_image_id": sandbox_id,
+        "limits": req.limits.model_dump(),
+        "controls": {},
+        "runs": [_run_record(o, views[o.plan.side], stops[o.plan.side]).model_dump() for o in outputs],
+        "tests": [r.model_dump() for r in table.rows],
+        "counts": table.counts.model_dump(),
+        "edited_judges": table.edited_judges,
+        "test_infrastructure_changes": infrastructure_changes(trees.base.files, trees.head.files, splitter),
+        "notes": _notes(trees),
+        "verifier_version": __version__,
+    }
+    fields["controls"] = ReviewEvidence.model_fields["controls"].default.model_dump()
+    fields["review_id"] = review_id(identity(fields))
+    by_side = {o.plan.side: o.wall_s for o in outputs}
+    fields["timings"] = Timings(
+        read_s=t_read - t0,
+        environment_s=t_env - t_read,
+        base_s=by_side["base"],
+        head_s=by_side["head"],
+        total_s=time.monotonic() - t0,
+    ).model_dump()
+    return ReviewEvidence.model_validate(fields)
+
+
+def _run_record(out: RunOutput, view: SideView, stopped: str) -> RunRecord:
+    plan, first = out.plan, view.first
+    env = plan.environment
+    return RunRecord(
+        side=plan.side,
+        code_from=plan.code_from,
+        tests_from=plan.tests_from,
+        tree=plan.tree_id,
+        environment=EnvironmentRecord(
+            digest=env.digest,
+            image_id=env.image_id,
+            requirements=list(env.spec.requirements),
+            sources=list(env.spec.sources),
+            packages=list(env.packages),
+            built=env.built,
+        ),
+        project=ProjectRecord(
+            name=plan.project.name, version=plan.project.version, import_roots=list(plan.project.import_roots)
+        ),
+        complete=not stopped,
+        stopped=stopped,
+        collected=len(view.collected()),
+        collection_errors=len(first.collect_errors) if first else 0,
+        reran=len(view.rerun.results) if view.rerun else 0,
+        exit_status=first.exit_status if first else None,
+        duration_s=out.raw.duration_s,
+        sandbox_s=out.raw.overhead_s,
+        log_tail_untrusted=first.log_tail if first else "",
+    )
+
+
+def _notes(trees: Trees) -> list[str]:
+    notes = []
+    for snap in (trees.base, trees.head):
+        if snap.skipped_submodules:
+            notes.append(f"{snap.ref}: submodules are not part of the reviewed tree ({len(snap.skipped_submodules)})")
+    return notes
