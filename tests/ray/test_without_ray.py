@@ -32,4 +32,4 @@ for make in (RayBackend, ray_verifier):
 def test_verifier_imports_without_ray_and_names_the_extra() -> None:
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["the Ray backend needs Ray: pip install 'verifier[ray]'"] * 2
+    assert done.stdout.splitlines() == ["the Ray backend needs Ray: pip install 'sandboxed-verifier[ray]'"] * 2

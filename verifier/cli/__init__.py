@@ -1,4 +1,4 @@
-"""The `verifier` command line. Thin: parse, call the API, render, exit 0/1/2."""
+"""The `verifier` command line. Thin: parse, call the API, render, exit 0/1/2/3."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from verifier import __version__
 from verifier.cli import bench as _bench
 from verifier.cli import check as _check
 from verifier.cli import maintenance as _maintenance
+from verifier.cli import review as _review
 from verifier.cli import runs as _runs
 
 app = typer.Typer(
@@ -48,7 +49,7 @@ app.command("gc")(_maintenance.gc)
 app.add_typer(_maintenance.image_app, name="image")
 app.add_typer(_runs.runs_app, name="runs")
 app.add_typer(_bench.bench_app, name="bench")
-app.command("review")(__import__("verifier.cli.review", fromlist=["review"]).review)
+app.command("review")(_review.review)
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
@@ -61,6 +61,18 @@ def humaneval(
     json_out: Annotated[
         Path | None, typer.Option(help="Also write the summary (pass@k, counts, timing) as JSON.")
     ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="ADDRESS",
+            help=escape(
+                f"Verify on a Ray cluster (needs {install_hint('ray')}): its address, or auto for RAY_ADDRESS or "
+                "the cluster started on this machine. A warm pool on every node; --workers defaults to the "
+                "cluster's slots. See docs/scale.md."
+            ),
+        ),
+    ] = None,
 ) -> None:
     """Verify every sample with its problem's check(); write <samples>_results.jsonl and print pass@k.
 
@@ -78,6 +90,9 @@ def humaneval(
     err = Console(stderr=True, soft_wrap=True)
     if policy not in ("reuse", "fresh", "cold"):
         err.print("[red]error:[/] --policy must be reuse, fresh or cold")
+        raise typer.Exit(2)
+    if ray is not None and policy == "cold":
+        err.print("[red]error:[/] --ray runs warm pools on the nodes: use --policy reuse or fresh")
         raise typer.Exit(2)
     if not samples.is_file():
         err.print(f"[red]error:[/] samples file {escape(str(samples))} does not exist")
@@ -101,7 +116,6 @@ def humaneval(
         err.print("[red]error:[/] no samples to verify")
         raise typer.Exit(2)
     jobs, mapping = he.unique_jobs(items, probs)
-    workers = workers or default_workers()
     attempted, in_file = he.coverage(items, probs)
     if attempted < in_file:
         err.print(
@@ -110,19 +124,31 @@ def humaneval(
             f"{attempted} attempted problems only."
         )
     limits = Limits(timeout_s=timeout + RUN_SLACK_S, call_timeout_s=timeout)
-    try:
-        build(connect())
-    except SandboxUnavailable as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2) from None
-    err.print(f"{len(items)} samples, {len(jobs)} distinct, {workers} workers, policy {policy}")
+    pool_policy: Literal["fresh", "reuse"] = "fresh" if policy == "fresh" else "reuse"
     started = time.monotonic()
-    verifier = (
-        Verifier(limits=limits, image=image_tag())
-        if policy == "cold"
-        # HumanEval suites use the direct runner: nothing to pre-import on the trusted side.
-        else Verifier.pooled(policy="fresh" if policy == "fresh" else "reuse", size=workers, limits=limits, preload="")
-    )
+    cluster = None
+    try:
+        if ray is not None:
+            from verifier.cluster import RayBackend
+
+            # Every node finds or builds the image of the driver's recipe itself.
+            verifier = Verifier.ray(ray, policy=pool_policy, limits=limits, preload="")
+            cluster = verifier.backend if isinstance(verifier.backend, RayBackend) else None
+            workers = workers or (cluster.slots if cluster else default_workers())
+        else:
+            build(connect())
+            workers = workers or default_workers()
+            verifier = (
+                Verifier(limits=limits, image=image_tag())
+                if policy == "cold"
+                # HumanEval suites use the direct runner: nothing to pre-import on the trusted side.
+                else Verifier.pooled(policy=pool_policy, size=workers, limits=limits, preload="")
+            )
+    except SandboxUnavailable as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    where = f" on {len(cluster.nodes)} Ray nodes" if cluster else ""
+    err.print(f"{len(items)} samples, {len(jobs)} distinct, {workers} workers{where}, policy {policy}")
     with verifier:
         evidence = verify_batch(verifier, jobs, workers=workers)
     wall = time.monotonic() - started
@@ -147,6 +173,7 @@ def humaneval(
         "distinct": len(jobs),
         "passed": sum(passed),
         "infra_errors": infra,
+        "rerun": sum(ev.attempts > 1 for ev in evidence),
         "wall_s": round(wall, 2),
         "samples_per_s": round(len(items) / wall, 2),
         "policy": policy,
@@ -158,6 +185,10 @@ def humaneval(
         "pass@k_not_reported": scores.not_reported,
         "results": str(out_path),
     }
+    if cluster is not None:
+        stats = cluster.stats()
+        summary["ray"] = {"nodes": len(stats.nodes), "reruns": stats.reruns, "lost": [n.name for n in stats.lost]}
+        err.print(f"Ray: {stats.reruns} samples rerun on another node after their node was lost")
     print(json.dumps(summary, indent=2))
     if json_out:
         json_out.write_text(json.dumps(summary, indent=2) + "\n")

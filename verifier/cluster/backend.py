@@ -19,6 +19,7 @@ Ray is imported lazily: `import verifier` works without the `ray` extra.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import logging
 import threading
 import time
@@ -30,6 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from verifier import __version__
+from verifier._distribution import install_hint
 from verifier.cluster.node import NodeInfo, NodeSandbox, NodeSpec
 from verifier.errors import SandboxUnavailable
 from verifier.limits import Limits
@@ -49,7 +51,7 @@ START_TIMEOUT_S = 900.0
 CLOSE_TIMEOUT_S = 60.0
 #: Margin past a job's own limit and a pool's wait for a container before the driver gives up.
 ANSWER_GRACE_S = 60.0
-RAY_EXTRA = "the Ray backend needs Ray: pip install 'verifier[ray]'"
+RAY_EXTRA = f"the Ray backend needs Ray: {install_hint('ray')}"
 
 
 def import_ray() -> ModuleType:
@@ -323,7 +325,8 @@ class RayBackend(SandboxBackend):
                 self._counters.jobs += 1
                 self._counters.overhead_s += max(0.0, time.monotonic() - sent - inside)
             result: RawRun = raw
-            return result
+            # A rerun on another node after the first was lost: the evidence says it took two runs.
+            return dataclasses.replace(result, attempts=result.attempts + 1) if reran else result
 
     def image_id(self, image: str) -> str:
         """The image id every live node holds for `image`; SandboxUnavailable when they differ."""
