@@ -33,7 +33,7 @@ def trusted_text(ev: Evidence) -> str:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[bytes]:
-    command = [sys.executable, "-m", "verifier.cli", "check", *args, "--suite", str(SUITE)]
+    command = [sys.executable, "-m", "verifier", "check", *args, "--suite", str(SUITE)]
     command += ["--timeout", str(LIMITS.timeout_s), "--call-timeout", str(LIMITS.call_timeout_s), "--memory", "256m"]
     return subprocess.run(command, capture_output=True, timeout=600, check=False)
 

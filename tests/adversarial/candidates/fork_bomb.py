@@ -1,5 +1,5 @@
 # expect: failed timeout
-# technique: a fork bomb
+# technique: a fork bomb (fork until the pids limit, forever)
 import os
 
 
