@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,40 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="does not exist") as caught:
         read_candidate(tmp_path / "nope.py")
     assert caught.value.sha256 == ""  # no bytes were there to name
-    with pytest.raises(InvalidInput, match="not a file"):
+    with pytest.raises(InvalidInput, match="holds no Python module"):
+        read_candidate(tmp_path)  # a folder is a candidate folder: this one is empty
+
+
+def test_a_candidate_folder_has_a_documented_machine_independent_digest(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_bytes(b"from .core import f\n")
+    (tmp_path / "pkg" / "core.py").write_bytes(b"def f():\n    return 1\n")
+    (tmp_path / "pkg" / "__pycache__").mkdir()
+    (tmp_path / "pkg" / "__pycache__" / "core.cpython-311.pyc").write_bytes(b"junk")
+    cand = read_candidate(tmp_path)
+    assert cand.kind == "tree" and cand.modules("solution") == ["pkg", "pkg.core"]
+    # The digest documented in verifier/inputs.py, written out by hand.
+    h = hashlib.sha256()
+    for path, data in sorted(
+        {"pkg/__init__.py": b"from .core import f\n", "pkg/core.py": b"def f():\n    return 1\n"}.items()
+    ):
+        h.update(len(path).to_bytes(8, "big") + path.encode() + len(data).to_bytes(8, "big") + data)
+    assert cand.sha256 == h.hexdigest()
+    os.chmod(tmp_path / "pkg" / "core.py", 0o600)  # modes and times are not part of it
+    assert read_candidate(tmp_path).sha256 == cand.sha256
+
+
+def test_candidate_folders_are_checked_file_by_file(tmp_path: Path) -> None:
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    (tmp_path / "bad.py").write_bytes(b"x = '\xff'\n")
+    with pytest.raises(InvalidInput, match=r"bad\.py") as caught:
+        read_candidate(tmp_path)
+    assert caught.value.sha256 == read_candidate.__globals__["Candidate"].from_path(tmp_path).sha256
+    (tmp_path / "bad.py").write_text("def f(:\n")
+    error = read_candidate(tmp_path).syntax_error()
+    assert error is not None and error[0] == "bad.py line 1"
+    (tmp_path / "link.py").symlink_to("/etc/passwd")
+    with pytest.raises(InvalidInput, match="symbolic link"):
         read_candidate(tmp_path)
 
 

@@ -176,8 +176,13 @@ class Evidence(BaseModel):
         "(our infrastructure) or host (too loaded to judge). Derived from status.",
     )
     reason: TrustedLine = Field(description="One trusted sentence saying why ok is what it is.")
-    candidate_sha256: str
-    suite_sha256: str
+    candidate_sha256: str = Field(
+        description="SHA-256 of the candidate file's bytes, or for a candidate folder its tree digest "
+        "(verifier.hashing.tree_sha256: files sorted by relative POSIX path, each path and content prefixed "
+        "with its length as 8 big-endian bytes); '' only when there were no bytes to read."
+    )
+    candidate_kind: Literal["file", "tree"] = Field("file", description="A single file, or a folder of modules.")
+    suite_sha256: str = Field(description="The suite folder's tree digest (as for a candidate folder).")
     image_id: str = Field(description="Docker image id the run used ('' when none was reached).")
     counts: Counts = Counts()
     failures: list[Failure] = []

@@ -1,5 +1,12 @@
 """The candidate: its bytes and their digest, checked before anything runs. Never executed here.
 
+A candidate is one file (the module the suite imports, `solution` by default) or a folder of
+modules (a package, or several top-level modules; the tests import them by their own names).
+Its digest, `candidate_sha256`, is the SHA-256 of the file's bytes, or for a folder the tree
+digest of `verifier.hashing.tree_sha256`: over the files sorted by relative POSIX path, each
+path and each content prefixed with its length as 8 big-endian bytes. No modes, times or
+owners enter it, so the same files give the same digest on every machine.
+
 A refusal is bound to content too: `InvalidInput.sha256` names the refused bytes whenever
 there were bytes to read (an empty file, invalid UTF-8, a NUL byte, a file over the limit).
 """
@@ -7,13 +14,21 @@ there were bytes to read (an empty file, invalid UTF-8, a NUL byte, a file over 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from verifier.errors import InvalidInput
-from verifier.hashing import sha256_bytes
+from verifier.hashing import sha256_bytes, tree_sha256
+from verifier.runner.protocol import module_names
 
 MAX_CANDIDATE_BYTES = 1024**2
+#: A candidate folder: at most this many files, this many bytes in all.
+MAX_TREE_FILES = 200
+MAX_TREE_BYTES = 4 * 1024**2
+#: Never part of a candidate folder (caches, version control).
+SKIP_DIRS = frozenset({"__pycache__", ".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache", ".git"})
 
 
 def _file_sha256(path: Path) -> str:
@@ -34,17 +49,79 @@ def _looks_like_a_path(text: str) -> bool:
         return False
 
 
+def _tree_paths(root: Path) -> list[tuple[str, Path]]:
+    found = []
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root)
+        if any(part in SKIP_DIRS for part in rel.parts) or p.suffix == ".pyc":
+            continue
+        if p.is_symlink():
+            raise InvalidInput(
+                f"candidate folder {root} holds a symbolic link ({rel.as_posix()}); copy the file instead"
+            )
+        if p.is_file():
+            found.append((rel.as_posix(), p))
+    return found
+
+
+def _streamed_tree_sha256(paths: list[tuple[str, Path]]) -> str:
+    """`tree_sha256` of files on disk, one file at a time (for a folder too big to hold)."""
+    h = hashlib.sha256()
+    for rel, p in sorted(paths):
+        name = rel.encode("utf-8")
+        h.update(len(name).to_bytes(8, "big") + name + p.stat().st_size.to_bytes(8, "big"))
+        with open(p, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+def _read_tree(root: Path) -> dict[str, bytes]:
+    paths = _tree_paths(root)
+    if len(paths) > MAX_TREE_FILES or sum(p.stat().st_size for _, p in paths) > MAX_TREE_BYTES:
+        raise InvalidInput(
+            f"candidate folder {root} is over the limit of {MAX_TREE_FILES} files and {MAX_TREE_BYTES // 1024**2} MiB",
+            sha256=_streamed_tree_sha256(paths),
+        )
+    return {rel: p.read_bytes() for rel, p in paths}
+
+
 @dataclass(frozen=True)
 class Candidate:
-    """The code to verify, as bytes. Build one with `from_path`, `from_text` or `from_bytes`."""
+    """The code to verify, as bytes: one file (`source`) or a folder (`tree`, relative POSIX
+    path -> bytes). Build one with `from_path`, `from_text`, `from_bytes` or `from_files`."""
 
-    source: bytes
+    source: bytes = b""
     label: str = "<source>"
+    tree: Mapping[str, bytes] | None = field(default=None, hash=False)
+
+    @property
+    def kind(self) -> Literal["file", "tree"]:
+        return "file" if self.tree is None else "tree"
 
     @property
     def sha256(self) -> str:
-        """SHA-256 of the source bytes (what `sha256sum` prints for the file)."""
-        return sha256_bytes(self.source)
+        """SHA-256 of the file's bytes (what `sha256sum` prints), or the folder's tree digest."""
+        return sha256_bytes(self.source) if self.tree is None else tree_sha256(self.tree)
+
+    def files(self, module: str) -> dict[str, bytes]:
+        """The files the candidate process gets: a single file becomes `<module>.py`."""
+        return {f"{module}.py": self.source} if self.tree is None else dict(self.tree)
+
+    def modules(self, module: str) -> list[str]:
+        """The modules the tests may import: `module` for a single file, every module of a folder."""
+        return [module] if self.tree is None else module_names(list(self.tree))
+
+    @classmethod
+    def from_files(cls, files: Mapping[str, bytes | str], label: str = "<files>") -> Candidate:
+        """A candidate folder from memory (relative POSIX paths; str contents are UTF-8)."""
+        tree = {}
+        for path, data in files.items():
+            rel = path.strip("/")
+            if not rel or ".." in rel.split("/") or "\x00" in rel or "\\" in rel:
+                raise InvalidInput(f"candidate {label}: refusing the path {path[:200]!r}")
+            tree[rel] = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+        return cls(label=label, tree=tree)
 
     @classmethod
     def from_bytes(cls, data: bytes, label: str = "<source>") -> Candidate:
@@ -58,12 +135,14 @@ class Candidate:
 
     @classmethod
     def from_path(cls, path: Path | str) -> Candidate:
-        """Read a candidate file. Raises InvalidInput when it is missing, not a file or too big."""
+        """Read a candidate file or folder. Raises InvalidInput when it is missing or too big."""
         path = Path(path)
         if not path.exists():
             raise InvalidInput(f"candidate file {path} does not exist")
+        if path.is_dir():
+            return cls(label=str(path), tree=_read_tree(path))
         if not path.is_file():
-            raise InvalidInput(f"candidate {path} is not a file")
+            raise InvalidInput(f"candidate {path} is not a file or a folder")
         size = path.stat().st_size
         if size > MAX_CANDIDATE_BYTES:
             raise InvalidInput(
@@ -96,6 +175,8 @@ class Candidate:
 
     def validate(self) -> Candidate:
         """This candidate, or InvalidInput (naming its bytes) when they cannot be verified."""
+        if self.tree is not None:
+            return self._validate_tree(self.tree)
         data, label = self.source, self.label
 
         def refuse(why: str) -> InvalidInput:
@@ -114,21 +195,50 @@ class Candidate:
             raise refuse(f"is not UTF-8 (bad byte at offset {exc.start})") from exc
         return self
 
+    def _validate_tree(self, tree: Mapping[str, bytes]) -> Candidate:
+        def refuse(why: str) -> InvalidInput:
+            return InvalidInput(f"candidate folder {self.label} {why}", sha256=self.sha256)
+
+        if len(tree) > MAX_TREE_FILES or sum(len(b) for b in tree.values()) > MAX_TREE_BYTES:
+            raise refuse(f"is over the limit of {MAX_TREE_FILES} files and {MAX_TREE_BYTES // 1024**2} MiB")
+        if not module_names(list(tree)):
+            raise refuse("holds no Python module (no .py file with an importable name)")
+        for path, data in sorted(tree.items()):
+            if not path.endswith(".py"):
+                continue
+            if b"\x00" in data:
+                raise refuse(f"has a NUL byte in {path}")
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise refuse(f"has a file that is not UTF-8: {path} (bad byte at offset {exc.start})") from exc
+        return self
+
     def syntax_error(self) -> tuple[str, str] | None:
         """(where, what) of the first syntax error, or None. Compiles, never runs.
 
-        `where` ("line 3") is ours; `what` is the parser's message, which may quote the
-        candidate (an encoding name, a character), so it is untrusted text.
+        `where` ("line 3", "pkg/a.py line 3") is ours; `what` is the parser's message, which may
+        quote the candidate (an encoding name, a character), so it is untrusted text.
         """
-        try:
-            compile(self.source, "solution.py", "exec", dont_inherit=True)
-        except SyntaxError as exc:
-            return (f"line {exc.lineno}" if isinstance(exc.lineno, int) else "an unknown line"), str(exc.msg)
-        except (ValueError, RecursionError, MemoryError) as exc:
-            return "the whole file", f"the source cannot be compiled: {exc.__class__.__name__}"
+        sources = {"": self.source} if self.tree is None else {p: b for p, b in self.tree.items() if p.endswith(".py")}
+        for path, data in sorted(sources.items()):
+            where = f"{path} " if path else ""
+            try:
+                compile(data, path or "solution.py", "exec", dont_inherit=True)
+            except SyntaxError as exc:
+                line = f"line {exc.lineno}" if isinstance(exc.lineno, int) else "an unknown line"
+                return f"{where}{line}", str(exc.msg)
+            except (ValueError, RecursionError, MemoryError) as exc:
+                return f"{where}the whole file".strip(), f"the source cannot be compiled: {exc.__class__.__name__}"
         return None
 
 
 def read_candidate(source: Path | Candidate | str | bytes) -> Candidate:
     """`Candidate.coerce(source).validate()`: a usable candidate, or InvalidInput."""
     return Candidate.coerce(source).validate()
+
+
+def candidate_from(text: str | Mapping[str, str | bytes]) -> Candidate:
+    """A candidate from source text, or from a folder held in memory (relative path -> content):
+    what agent integrations read from an agent's state."""
+    return Candidate.from_text(text) if isinstance(text, str) else Candidate.from_files(text, label="<files>")

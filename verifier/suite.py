@@ -36,7 +36,12 @@ class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str | None = Field(None, description="A name for reports (default: the folder's name).")
-    module: str = Field("solution", description="The module name the tests import the candidate as.")
+    module: str = Field("solution", description="The module name the tests import a single-file candidate as.")
+    modules: list[str] | None = Field(
+        None,
+        description="For candidate folders: modules the tests import, which the folder must have "
+        "(every module of the folder is importable either way).",
+    )
     runner: Literal["pytest", "direct"] = Field(
         "pytest", description="pytest, or direct: plain test_* functions called without pytest's start-up cost."
     )
@@ -53,6 +58,14 @@ class Manifest(BaseModel):
     def _identifier(cls, value: str) -> str:
         if not value.isidentifier():
             raise ValueError("must be a Python identifier")
+        return value
+
+    @field_validator("modules")
+    @classmethod
+    def _dotted(cls, value: list[str] | None) -> list[str] | None:
+        for name in value or []:
+            if not all(part.isidentifier() for part in name.split(".")):
+                raise ValueError(f"{name!r} is not a module name")
         return value
 
     @field_validator("limits")

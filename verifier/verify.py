@@ -178,6 +178,7 @@ class Verifier:
         try:
             cand = Candidate.coerce(candidate)
             fields.candidate_sha256 = cand.sha256
+            fields.candidate_kind = cand.kind
             cand.validate()
         except InvalidInput as exc:
             fields.candidate_sha256 = exc.sha256 or fields.candidate_sha256
@@ -193,6 +194,12 @@ class Verifier:
             limits = fields.limits = loaded.limits(self.limits)
         except ValueError as exc:
             return fields.closed(Status.INVALID_INPUT, f"the suite's limits are invalid: {exc}")
+        fields.candidate_kind = cand.kind
+        missing = [m for m in loaded.manifest.modules or [] if m not in cand.modules(loaded.module)]
+        if missing:
+            reason = f"the candidate has no module {missing[0]!r}, which the suite imports"
+            failure = Failure(test_id="<candidate>", kind=FailureKind.IMPORT_ERROR, message=reason)
+            return fields.closed(Status.ERROR, reason, failures=[failure])
         syntax = cand.syntax_error()
         if syntax is not None:
             where, what = syntax
@@ -252,7 +259,7 @@ class Verifier:
             image=self.image,
             command=launch_command(1, "pytest,hypothesis" if suite.runner == "pytest" else ""),
             limits=host_limits,
-            stdin=encode_job(nonce, suite.module, cand.source, suite.files, config),
+            stdin=encode_job(nonce, cand.modules(suite.module), cand.files(suite.module), suite.files, config),
             mode="launcher",
         )
 
@@ -270,6 +277,7 @@ class _Fields:
         self.candidate_sha256 = ""
         self.suite_sha256 = ""
         self.suite: Suite | None = None
+        self.candidate_kind: Literal["file", "tree"] = "file"
         self.limits = verifier.limits
 
     def closed(self, status: Status, reason: str, failures: list[Failure] | None = None) -> Evidence:
@@ -291,6 +299,7 @@ class _Fields:
             status=verdict.status,
             reason=verdict.reason,
             candidate_sha256=self.candidate_sha256,
+            candidate_kind=self.candidate_kind,
             suite_sha256=self.suite_sha256,
             counts=verdict.counts,
             failures=verdict.failures,

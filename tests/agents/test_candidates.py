@@ -98,3 +98,41 @@ def test_grader_state_binds_candidate_and_pass() -> None:
     }
     missing = grader_state(CodeBlock(), {"messages": [AIMessage("sorry")]}, 0)
     assert missing["candidate_source"] is None and "StateFile" in missing["candidate_missing"]
+
+
+def test_a_folder_in_the_file_state_is_a_multi_file_candidate() -> None:
+    import io
+
+    from tests.conftest import SUITE
+    from verifier import Candidate, Verifier
+    from verifier.agents.candidates import StateFiles
+    from verifier.agents.tools import make_run_test_suite
+    from verifier.runner.protocol import read_job
+    from verifier.sandbox.fake import FakeBackend, answer
+
+    files = {
+        "/src/shapes/__init__.py": {"content": "from shapes.area import square\n"},
+        "/src/shapes/area.py": {"content": ["def square(x):", "    return x * x"]},  # older deepagents: lines
+        "/notes.md": {"content": "not part of the candidate"},
+    }
+    tree = StateFiles("/src/")({"files": files})
+    assert tree == {
+        "shapes/__init__.py": "from shapes.area import square\n",
+        "shapes/area.py": "def square(x):\n    return x * x",
+    }
+    state = grader_state(StateFiles("/src"), {"files": files}, 0)
+    assert state["candidate_sha256"] == Candidate.from_files(tree).sha256
+    jobs = []
+
+    def handler(job):  # type: ignore[no-untyped-def]
+        jobs.append(job)
+        return answer(job)
+
+    tool = make_run_test_suite(SUITE, verifier=Verifier(backend=FakeBackend(handler), image="x"), cache=False)
+    ev = tool.verify(None, state)
+    assert ev.ok and ev.candidate_kind == "tree" and ev.candidate_sha256 == state["candidate_sha256"]
+    header, candidate, _ = read_job(io.BytesIO(jobs[0].stdin))  # type: ignore[misc]
+    assert header.modules == ["shapes", "shapes.area"]
+    assert candidate == {k: v.encode() for k, v in tree.items()}
+    with pytest.raises(NoCandidate, match="no Python file under /lib/"):
+        StateFiles("/lib/")({"files": files})

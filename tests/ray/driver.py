@@ -10,19 +10,21 @@ from __future__ import annotations
 import json
 import sys
 
-from verifier import Suite
+from verifier import Candidate, Suite
 from verifier.batch import Item, verify_batch
 from verifier.cluster import RayBackend, ray_verifier
+from verifier.suite import Manifest
 
 SLOW_SUITE = Suite(
-    files={"test_f.py": b"from solution import f\n\n\ndef test_f():\n    assert f() == 1\n"}, runner="direct"
+    files={"test_f.py": b"from solution import f\n\n\ndef test_f():\n    assert f() == 1\n"},
+    manifest=Manifest(runner="direct"),
 )
 
 
 def slow_items(count: int, sleep_s: float) -> list[Item]:
     """`count` distinct candidates that pass after sleeping `sleep_s` seconds."""
     source = "import time\n\n\ndef f():\n    time.sleep({sleep_s})  # sample {i}\n    return 1\n"
-    return [(source.format(sleep_s=sleep_s, i=i), SLOW_SUITE) for i in range(count)]
+    return [(Candidate.from_text(source.format(sleep_s=sleep_s, i=i)), SLOW_SUITE) for i in range(count)]
 
 
 def main(address: str, samples: int, sleep_s: float) -> int:

@@ -43,22 +43,29 @@ def test_the_vocabularies_are_the_same_on_both_sides() -> None:
 
 
 def test_a_job_round_trips_and_other_versions_are_refused() -> None:
-    data = encode_job("n0", "solution", b"def f(): pass\n", {"test_a.py": b"x", "sub/t.py": b"\x00\xff"}, CONFIG)
+    candidate_files = {"solution.py": b"def f(): pass\n"}
+    data = encode_job("n0", ["solution"], candidate_files, {"test_a.py": b"x", "sub/t.py": b"\x00\xff"}, CONFIG)
     header, candidate, files = read_job(io.BytesIO(data))  # type: ignore[misc]
-    assert (header.nonce, header.module, header.config) == ("n0", "solution", CONFIG)
-    assert candidate == b"def f(): pass\n"
+    assert (header.nonce, header.modules, header.config) == ("n0", ["solution"], CONFIG)
+    assert candidate == candidate_files
     assert files == {"test_a.py": b"x", "sub/t.py": b"\x00\xff"}
     assert read_job(io.BytesIO(b"")) is None
     head, _, rest = data.partition(b"\n")
-    old = json.dumps({**json.loads(head), "version": 1}).encode()
+    old = json.dumps({**json.loads(head), "version": 2}).encode()
     with pytest.raises(ProtocolError, match="version"):
         read_job(io.BytesIO(old + b"\n" + rest))
 
 
-def test_a_job_cannot_write_outside_the_suite_folder() -> None:
-    data = encode_job("n", "solution", b"x=1", {"../escape.py": b"x"}, CONFIG)
-    with pytest.raises(ProtocolError, match="refusing"):
-        read_job(io.BytesIO(data))
+def test_a_job_cannot_write_outside_its_folders() -> None:
+    for cand, suite in (({"solution.py": b"x=1"}, {"../escape.py": b"x"}), ({"/etc/x.py": b"x=1"}, {"t.py": b""})):
+        data = encode_job("n", ["solution"], cand, suite, CONFIG)
+        with pytest.raises(ProtocolError, match="refusing"):
+            read_job(io.BytesIO(data))
+
+
+def test_module_names_of_a_tree() -> None:
+    paths = ["pkg/__init__.py", "pkg/sub/a.py", "top.py", "data.txt", "bad-name.py", "pkg/sub/__init__.py"]
+    assert protocol.module_names(paths) == ["pkg", "pkg.sub", "pkg.sub.a", "top"]
 
 
 def result(**fields: object) -> JobResult:

@@ -89,3 +89,32 @@ def test_faults_escape_pytest_raises_exception() -> None:
         proxy.CandidateOOM,
     ):
         assert not issubclass(fault, Exception)
+
+
+def test_a_handle_refuses_to_be_compared_or_hashed() -> None:
+    from verifier.runner.handles import Handle, HandleCompared, remote_class
+
+    session = object.__new__(proxy.CandidateSession)  # never asked: nothing here may reach the candidate
+    h = Handle(session, ["H", 1], 1, "LRU", [])  # type: ignore[arg-type]
+    for compare in (lambda: h == 1, lambda: h == 1, lambda: h != h, lambda: h < 2, lambda: hash(h), lambda: {h: 1}):
+        with pytest.raises(HandleCompared, match="cannot be compared"):
+            compare()
+    assert h in [h]  # identity, which Python checks before ==, needs no answer from the candidate
+    cls = remote_class(Handle(session, ["N", ["solution", "LRU"]], None, "LRU", []), "LRU")  # type: ignore[arg-type]
+    assert not isinstance([1], cls) and not isinstance(3, cls)  # plain data is never a candidate object
+    with pytest.raises(HandleCompared):
+        _ = cls == cls
+
+
+def test_mutation_carry_back_never_asks_a_handle_for_equality() -> None:
+    from verifier.runner.handles import Handle
+
+    session = object.__new__(proxy.CandidateSession)
+    a = Handle(session, ["H", 1], 1, "T", [])  # type: ignore[arg-type]
+    same = Handle(session, ["H", 1], 1, "T", [])  # type: ignore[arg-type]
+    other = Handle(session, ["H", 2], 1, "T", [])  # type: ignore[arg-type]
+    values = [a, 1]
+    proxy._sync_in_place(values, [same, 1])
+    assert values[0] is a  # the same reference: left as it was
+    proxy._sync_in_place(values, [other, 1])
+    assert values[0] is other

@@ -9,6 +9,11 @@ source, or None, or raises `NoCandidate("why")` to say why there is none. Built 
   the whole answer when it parses as Python and defines something (the seed chapter asks
   the working model for source "without Markdown fences").
 - `StateFile("/solution.py")`: a file in the Deep Agents file state.
+- `StateFiles("/pkg/")`: every file under a folder of the file state: a multi-file candidate
+  (a package, or several modules), verified as a tree (`candidate_sha256` is its tree digest).
+
+A reader returns source text, or for a folder a mapping of relative path -> text;
+`verifier.inputs.candidate_from` turns either into the `Candidate` the tool verifies and the gate hashes.
 
 `grader_state` turns the reader's answer into the fields the evidence tool reads from the
 grader's state.
@@ -25,7 +30,7 @@ from typing import Any, NotRequired, Protocol
 from langchain.agents import AgentState
 from langchain_core.messages import AIMessage, BaseMessage
 
-from verifier.hashing import sha256_bytes
+from verifier.inputs import candidate_from
 
 GRADER_NAME = "rubric_grader"
 #: Info strings of fenced blocks that may hold the candidate (compared in lower case).
@@ -48,7 +53,7 @@ class NoCandidate(Exception):
 class VerifierGraderState(AgentState):  # type: ignore[type-arg]
     """Extra keys of the grader's state: what the evidence tool verifies, and for which grading pass."""
 
-    candidate_source: NotRequired[str | None]
+    candidate_source: NotRequired[str | dict[str, str] | None]
     candidate_sha256: NotRequired[str | None]
     candidate_missing: NotRequired[str | None]
     grading_scope: NotRequired[str | None]
@@ -56,8 +61,17 @@ class VerifierGraderState(AgentState):  # type: ignore[type-arg]
     grading_iteration: NotRequired[int]
 
 
+#: What a reader returns: source text, or a folder as relative path -> text.
+CandidateText = str | Mapping[str, str]
+
+
+def digest_of(text: CandidateText | None) -> str | None:
+    """`candidate_sha256` of a reader's answer (what the evidence for it will carry)."""
+    return None if text is None else candidate_from(text).sha256
+
+
 class CandidateSource(Protocol):
-    def __call__(self, state: Mapping[str, Any]) -> str | None:
+    def __call__(self, state: Mapping[str, Any]) -> CandidateText | None:
         """The current candidate's source in the working agent's state, or None (or raise NoCandidate)."""
 
 
@@ -176,7 +190,33 @@ class StateFile:
         return None if content is None else str(content)
 
 
-def read_latest(source: CandidateSource, state: Mapping[str, Any]) -> tuple[str | None, str | None]:
+@dataclass(frozen=True)
+class StateFiles:
+    """The candidate is every file under `folder` in the Deep Agents file state (a multi-file
+    candidate: a package, or several modules), e.g. StateFiles("/src/")."""
+
+    folder: str = "/"
+
+    def __call__(self, state: Mapping[str, Any]) -> dict[str, str] | None:
+        root = "/" + self.folder.strip("/") + "/" if self.folder.strip("/") else "/"
+        files: dict[str, str] = {}
+        for path, data in (state.get("files") or {}).items():
+            if not str(path).startswith(root):
+                continue
+            content = data.get("content") if isinstance(data, Mapping) else data
+            if isinstance(content, list):  # older deepagents kept a list of lines
+                content = "\n".join(str(line) for line in content)
+            if content is not None:
+                files[str(path)[len(root) :]] = str(content)
+        if not any(p.endswith(".py") for p in files):
+            raise NoCandidate(
+                f"the agent's file state has no Python file under {root}; point StateFiles at the folder the "
+                "working model writes, or pass a custom reader"
+            )
+        return files
+
+
+def read_latest(source: CandidateSource, state: Mapping[str, Any]) -> tuple[CandidateText | None, str | None]:
     """(candidate source, None) or (None, why there is none) from any reader."""
     try:
         code = source(state)
@@ -199,7 +239,7 @@ def grader_state(
     code, missing = read_latest(source, state)
     return {
         "candidate_source": code,
-        "candidate_sha256": sha256_bytes(code.encode()) if code is not None else None,
+        "candidate_sha256": digest_of(code),
         "candidate_missing": missing,
         "grading_scope": scope,
         "grading_thread_id": thread_id,

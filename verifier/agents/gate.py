@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from verifier.agents.recorder import ToolCall
-from verifier.hashing import sha256_bytes
+from verifier.inputs import candidate_from
 
 
 class Decision(BaseModel):
@@ -26,7 +26,7 @@ class Decision(BaseModel):
 def decide(
     evaluations: Sequence[Mapping[str, Any]],
     tool_calls: Iterable[ToolCall],
-    final_candidate: str | None,
+    final_candidate: str | Mapping[str, str] | None,
     *,
     grading_run_id: str | None = None,
     no_candidate_reason: str | None = None,
@@ -38,7 +38,7 @@ def decide(
     Args:
         evaluations: RubricEvaluation records (the `on_evaluation` callback's, or the recorder's).
         tool_calls: the evidence tool's calls; only those of `grading_run_id` count.
-        final_candidate: the source the caller would accept, or None.
+        final_candidate: the source the caller would accept (a folder: relative path -> text), or None.
         grading_run_id: the run to judge (default: the run of the last evaluation).
         no_candidate_reason: why there is no final candidate, for the rejection's reason.
         reason_if_no_run: the rejection's reason when there is no evaluation of the run.
@@ -46,7 +46,7 @@ def decide(
     if grading_run_id is None and evaluations:
         grading_run_id = str(evaluations[-1]["grading_run_id"])
     run = sorted((e for e in evaluations if e.get("grading_run_id") == grading_run_id), key=lambda e: e["iteration"])
-    sha = sha256_bytes(final_candidate.encode()) if final_candidate is not None else None
+    sha = candidate_from(final_candidate).sha256 if final_candidate is not None else None
 
     def reject(reason: str, verdict: str | None = None) -> Decision:
         if sha is None and no_candidate_reason and "no final candidate" not in reason:

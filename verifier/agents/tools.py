@@ -24,10 +24,10 @@ from typing import Any
 from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool
 
+from verifier.agents.candidates import digest_of
 from verifier.agents.recorder import RunRecorder, ToolCall
 from verifier.evidence import Evidence, Status, is_verdict
-from verifier.hashing import sha256_bytes
-from verifier.inputs import Candidate
+from verifier.inputs import candidate_from
 from verifier.suite import Suite, load_suite
 from verifier.text import one_line, visible
 from verifier.verify import Verifier
@@ -150,19 +150,20 @@ class EvidenceTool:
         elif latest is None:
             is_latest = None  # no latest candidate to compare with (e.g. a direct call)
         else:
-            is_latest = sha256_bytes(source.encode()) == sha256_bytes(str(latest).encode())
+            is_latest = digest_of(source) == digest_of(latest)
         ev: Evidence | None = None
         if source is None:
             missing = state.get("candidate_missing") or "no candidate was found in the agent's state"
             ev = self.verifier.fail_closed(Status.INVALID_INPUT, f"nothing to verify: {missing}")
         elif self.cache and self.recorder is not None:
-            planned = self.verifier.planned_evidence_id(Candidate.from_text(source), self.suite)
+            planned = self.verifier.planned_evidence_id(candidate_from(source), self.suite)
             hit = self.recorder.evidence(planned) if planned else None
             if hit is not None and is_verdict(hit.status):
                 ev = hit.model_copy(update={"cached": True})
         if ev is None:
+            assert source is not None  # no source: fail_closed above
             try:
-                ev = self.verifier.check(Candidate.from_text(str(source)), self.suite)
+                ev = self.verifier.check(candidate_from(source), self.suite)
             except Exception as exc:  # noqa: BLE001 - a bug or a broken engine must not end the grading run
                 ev = self.verifier.fail_closed(
                     Status.INFRA_ERROR, f"the evidence tool failed: {exc.__class__.__name__}: {exc}"

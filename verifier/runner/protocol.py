@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 #: The trusted side (tests, result reporting). Never root.
 TRUSTED_UID = 2000
@@ -134,19 +134,46 @@ class JobConfig:
 @dataclass(frozen=True)
 class JobHeader:
     nonce: str
-    module: str
+    modules: list[str]
     candidate_bytes: int
     suite_bytes: int
     config: JobConfig
     version: int = PROTOCOL_VERSION
 
 
-def encode_job(nonce: str, module: str, candidate: bytes, suite_files: dict[str, bytes], config: JobConfig) -> bytes:
-    suite = json.dumps({"files": {p: base64.b64encode(b).decode() for p, b in suite_files.items()}}).encode()
-    header = JobHeader(
-        nonce=nonce, module=module, candidate_bytes=len(candidate), suite_bytes=len(suite), config=config
-    )
-    return json.dumps(asdict(header)).encode() + b"\n" + candidate + suite
+def tree(files: dict[str, bytes]) -> bytes:
+    return json.dumps({"files": {p: base64.b64encode(b).decode() for p, b in sorted(files.items())}}).encode()
+
+
+def untree(data: bytes) -> dict[str, bytes]:
+    files = {}
+    for rel, b64 in json.loads(data)["files"].items():
+        if not rel or rel.startswith("/") or ".." in rel.split("/") or "\x00" in rel:
+            raise ProtocolError(f"refusing path {rel!r}")
+        files[rel] = base64.b64decode(b64)
+    return files
+
+
+def module_names(paths: list[str]) -> list[str]:
+    """The importable modules of a tree of files: a/b.py -> a.b, a/__init__.py -> a (sorted)."""
+    names = set()
+    for path in paths:
+        if not path.endswith(".py"):
+            continue
+        parts = path[:-3].split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if parts and all(p.isidentifier() for p in parts):
+            names.add(".".join(parts))
+    return sorted(names)
+
+
+def encode_job(
+    nonce: str, modules: list[str], candidate: dict[str, bytes], suite_files: dict[str, bytes], config: JobConfig
+) -> bytes:
+    cand, suite = tree(candidate), tree(suite_files)
+    header = JobHeader(nonce=nonce, modules=modules, candidate_bytes=len(cand), suite_bytes=len(suite), config=config)
+    return json.dumps(asdict(header)).encode() + b"\n" + cand + suite
 
 
 def read_exact(read: Callable[[int], bytes], n: int) -> bytes:
@@ -161,8 +188,8 @@ def read_exact(read: Callable[[int], bytes], n: int) -> bytes:
     return bytes(buf)
 
 
-def read_job(stream: IO[bytes]) -> tuple[JobHeader, bytes, dict[str, bytes]] | None:
-    """The next job on `stream`, or None at end of input."""
+def read_job(stream: IO[bytes]) -> tuple[JobHeader, dict[str, bytes], dict[str, bytes]] | None:
+    """The next job on `stream` (header, candidate files, suite files), or None at end of input."""
     line = stream.readline()
     if not line:
         return None
@@ -173,19 +200,14 @@ def read_job(stream: IO[bytes]) -> tuple[JobHeader, bytes, dict[str, bytes]] | N
         header = JobHeader(**{**raw, "config": JobConfig(**raw["config"])})
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise ProtocolError(f"malformed job header: {exc}") from None
-    if not header.module.isidentifier():
-        raise ProtocolError("malformed job header: module")
+    if not header.modules or not all(all(p.isidentifier() for p in m.split(".")) for m in header.modules):
+        raise ProtocolError("malformed job header: modules")
     try:
-        candidate = read_exact(stream.read, header.candidate_bytes)
-        suite = json.loads(read_exact(stream.read, header.suite_bytes))
+        candidate = untree(read_exact(stream.read, header.candidate_bytes))
+        suite = untree(read_exact(stream.read, header.suite_bytes))
     except EOFError as exc:
         raise ProtocolError(str(exc)) from None
-    files = {}
-    for rel, b64 in suite["files"].items():
-        if rel.startswith("/") or ".." in rel.split("/"):
-            raise ProtocolError(f"refusing suite path {rel!r}")
-        files[rel] = base64.b64decode(b64)
-    return header, candidate, files
+    return header, candidate, suite
 
 
 # -- results -------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import json
 import os
 import select
 import socket
+import sys
 import threading
 import time
 import types
@@ -25,6 +26,7 @@ from typing import Any
 
 from . import wire
 from .clock import ChargedClock
+from .handles import Handle, handle_of, parts, remote_class
 from .protocol import OVERLOAD_FACTOR, summary_line
 
 #: After this many call timeouts in one run, further calls fail at once: the verdict is a
@@ -36,6 +38,8 @@ POLL_S = 0.05
 CONTROL_TIMEOUT_S = 30.0
 OOM_FILES = ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events")
 MAX_MESSAGE = 4000
+#: Candidate objects one run may hand out (a method that returns a new object forever stops here).
+MAX_HANDLES = 100_000
 
 
 class CallAborted(BaseException):
@@ -79,6 +83,12 @@ class HostOverloaded(CallAborted):
     """Not the candidate's doing: the host kept the sandbox waiting for a CPU past the backstop."""
 
     kind = "overloaded"
+
+
+class StaleHandle(CallAborted):
+    """A test used a candidate object after the process that made it was gone."""
+
+    kind = "not_plain_data"
 
 
 class SandboxFailure(CallAborted):
@@ -189,7 +199,12 @@ class CandidateSession:
         self.sock: socket.socket | None = None
         self.reader = wire.FrameReader(reply_limit)
         self.pid: int | None = None
-        self.names: dict[str, Any] | None = None
+        #: What each candidate module defines, from the latest candidate process's hello.
+        self.modules: dict[str, dict[str, Any]] | None = None
+        #: Counts candidate processes: a handle lives as long as the process that made it.
+        self.generation = 0
+        self.handles = 0
+        self.classes: dict[tuple[str, str], type] = {}
         #: Once set, every later use of the candidate raises (a copy of) this: the candidate
         #: could not be imported, or left the sandbox in a state it cannot be reset from.
         self.blocked: CallAborted | None = None
@@ -231,6 +246,7 @@ class CandidateSession:
             os.close(out_w)
         self.output.drain(out_r)
         self.sock, self.pid = mine, int(reply["pid"])
+        self.generation += 1
         self.reader = wire.FrameReader(self.reply_limit)
         self.clock.watch(self.pid)
         try:
@@ -240,8 +256,8 @@ class CandidateSession:
                 raise
             self.blocked = CandidateImportError(f"importing the candidate failed: {exc.summary}", exc.detail)
             raise self.blocked from None
-        if hello.get("hello") is True and isinstance(hello.get("names"), dict):
-            self.names = hello["names"]
+        if hello.get("hello") is True and isinstance(hello.get("modules"), dict):
+            self.modules = hello["modules"]
             return
         self.trouble = True
         self.blocked = CandidateImportError(
@@ -346,31 +362,76 @@ class CandidateSession:
             raise self._abort(CandidateOutputLimit(f"the candidate wrote more than {self.output.cap} bytes of output"))
         return reply
 
-    def ensure(self, *, process: bool = True) -> dict[str, Any]:
-        """The candidate module's names; with `process`, also a live candidate process."""
+    def ensure(self, *, process: bool = True) -> dict[str, dict[str, Any]]:
+        """What the candidate's modules define; with `process`, also a live candidate process."""
         if self.blocked is not None:
             raise type(self.blocked)(self.blocked.summary, self.blocked.detail)
         if self.timeouts >= MAX_TIMEOUTS:
             raise CandidateTimeout(f"not called: the candidate already exceeded a time limit {self.timeouts} times")
-        if self.sock is None and (process or self.names is None):
+        if self.sock is None and (process or self.modules is None):
             self._spawn()
-        assert self.names is not None
-        return self.names
+        assert self.modules is not None
+        return self.modules
 
-    def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    # -- references to candidate objects --------------------------------------------------
+    def _refer(self, obj: Any) -> Any:
+        """The reference the candidate knows `obj` by (a handle or a candidate class of this run)."""
+        handle = handle_of(obj)
+        if handle is not None and parts(handle)[0] is self:
+            _, target, generation = parts(handle)
+            if generation is not None and generation != self.generation:
+                raise StaleHandle(
+                    "the test used a candidate object from an earlier candidate process (objects live as long "
+                    'as the process that made it: one test with candidate_process = "per-test")'
+                )
+            return target
+        raise wire.NotPlainData(f"an object of type {type(obj).__name__}, not plain data or a candidate object")
+
+    def _resolve(self, tag: str, body: Any) -> Any:
+        if tag != "H" or type(body) is not list or len(body) != 4:
+            raise wire.NotPlainData("malformed reference")
+        ident, type_name, kind, methods = body
+        if type(ident) is not int or type(type_name) is not str or type(methods) is not list:
+            raise wire.NotPlainData("malformed reference")
+        self.handles += 1
+        if self.handles > MAX_HANDLES:
+            raise CandidateOutputLimit(f"the candidate handed out more than {MAX_HANDLES} objects in this run")
+        handle = Handle(self, ["H", ident], self.generation, type_name[:100], [str(m)[:200] for m in methods[:200]])
+        return remote_class(handle, type_name) if kind == "class" else handle
+
+    def named(self, module: str, name: str, kind: list[Any]) -> Any:
+        """A module attribute that is not plain data, as the tests see it."""
+        target = ["N", [module, name]]
+        if kind[0] == "class":
+            key = (module, name)
+            if key not in self.classes:
+                self.classes[key] = remote_class(Handle(self, target, None, name, []), name)
+            return self.classes[key]
+        methods = kind[1] if len(kind) > 1 and isinstance(kind[1], list) else []
+        return Handle(self, target, None, "object", [str(m) for m in methods])
+
+    # -- requests -----------------------------------------------------------------------
+    def request(
+        self, op: str, target: Handle | list[Any], args: tuple[Any, ...], kwargs: dict[str, Any], *, name: str = ""
+    ) -> Any:
+        """Ask the candidate process to do `op` on `target` (a handle or a named attribute)."""
         __tracebackhide__ = True
-        doing = f"running {name}()"
+        what = name or (target[1][1] if isinstance(target, list) else "an object")
+        doing = f"running {what}()" if op in ("call", "callattr") else f"{op} on {what}"
         with self.lock:
             self.ensure()
+            ref = self._refer(target) if isinstance(target, Handle) else target
             try:
-                enc_args, enc_kwargs = wire.encode(list(args)), wire.encode(kwargs)
+                enc_args = wire.encode(list(args), refer=self._refer)
+                enc_kwargs = wire.encode(kwargs, refer=self._refer)
             except wire.NotPlainData as exc:
                 raise TypeError(f"the test passed {exc} to the candidate") from None
-            sync = _has_mutable(args) or _has_mutable(kwargs)
+            sync = _has_mutable(args) or _has_mutable(tuple(kwargs.values()))
+            message = {"op": op, "target": ref, "name": name, "args": enc_args, "kwargs": enc_kwargs, "sync_args": sync}
             assert self.sock is not None
             try:
                 self.sock.settimeout(self.call_timeout * OVERLOAD_FACTOR)
-                wire.send(self.sock, {"name": name, "args": enc_args, "kwargs": enc_kwargs, "sync_args": sync})
+                wire.send(self.sock, message)
                 self.sock.settimeout(None)
             except TimeoutError:
                 raise self._abort(CandidateTimeout(f"the candidate did not read its input while {doing}")) from None
@@ -380,24 +441,38 @@ class CandidateSession:
             self.calls += 1
             self.dirty = True
             reply = self._receive(doing)
+            return self._answer(reply, what, args, kwargs, sync)
+
+    def _answer(
+        self, reply: dict[str, Any], what: str, args: tuple[Any, ...], kwargs: dict[str, Any], sync: bool
+    ) -> Any:
+        __tracebackhide__ = True
         if "not_plain" in reply:
-            raise NotPlainData(f"{name}() returned an object that is not plain data", str(reply["not_plain"])[:200])
+            raise NotPlainData(f"{what}() answered with something that cannot cross", str(reply["not_plain"])[:200])
         if "not_plain_args" in reply:
-            raise NotPlainData(f"{name}() left its arguments holding an object that is not plain data")
+            raise NotPlainData(f"{what}() left its arguments holding something that cannot cross")
         if "protocol_error" in reply:
             raise CandidateDied(
-                f"the candidate broke the call protocol while {doing}", str(reply["protocol_error"])[:MAX_MESSAGE]
+                f"the candidate broke the call protocol while running {what}",
+                str(reply["protocol_error"])[:MAX_MESSAGE],
             )
         try:
             if sync:
-                _sync_in_place(list(args), wire.decode(reply["args_after"]))
-                _sync_in_place(kwargs, wire.decode(reply["kwargs_after"]))
-            value = wire.decode(reply["value"]) if "raised" not in reply else None
-        except (wire.NotPlainData, KeyError, ValueError, TypeError, RecursionError):
-            raise NotPlainData(f"{name}() answered with malformed data") from None
+                _sync_in_place(list(args), wire.decode(reply["args_after"], resolve=self._resolve))
+                _sync_in_place(kwargs, wire.decode(reply["kwargs_after"], resolve=self._resolve))
+            if reply.get("stop") is True:
+                raise StopIteration
+            value = wire.decode(reply["value"], resolve=self._resolve) if "raised" not in reply else None
+        except (wire.NotPlainData, KeyError, ValueError, TypeError, RecursionError) as exc:
+            raise NotPlainData(f"{what}() answered with malformed data", repr(exc)[:500]) from None
         if "raised" in reply:
             raise _rebuild_exception(reply)
         return value
+
+    def call(self, module: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call the candidate module's function `name`."""
+        __tracebackhide__ = True
+        return self.request("call", ["N", [module, name]], args, kwargs, name=name)
 
 
 def _rebuild_exception(reply: dict[str, Any]) -> BaseException:
@@ -429,6 +504,14 @@ def _has_mutable(value: Any) -> bool:
     return False
 
 
+def _same(o: Any, a: Any) -> bool:
+    """Whether the test's value `o` already equals the candidate's `a` (never asking a handle)."""
+    ho, ha = handle_of(o), handle_of(a)
+    if ho is not None or ha is not None:
+        return ho is not None and ha is not None and parts(ho)[1] == parts(ha)[1]
+    return type(o) is type(a) and o == a
+
+
 def _sync_in_place(original: Any, after: Any) -> None:
     """Carry the candidate's in-place mutation of an argument back to the test's object."""
     if type(original) is list and type(after) is list:
@@ -438,7 +521,7 @@ def _sync_in_place(original: Any, after: Any) -> None:
                     _sync_in_place(o, a)
                 elif type(o) is tuple and type(a) is tuple and _has_mutable(o):
                     _sync_in_place(list(o), list(a))
-                elif not (type(o) is type(a) and o == a):
+                elif not _same(o, a):
                     original[i] = a
         else:
             original[:] = after
@@ -450,7 +533,7 @@ def _sync_in_place(original: Any, after: Any) -> None:
             o = original.get(key, _MISSING)
             if type(o) in (list, dict, set) and type(o) is type(a):
                 _sync_in_place(o, a)
-            elif o is _MISSING or not (type(o) is type(a) and o == a):
+            elif o is _MISSING or not _same(o, a):
                 original[key] = a
     elif type(original) is set and type(after) is set and original != after:
         original.clear()
@@ -461,35 +544,40 @@ _MISSING = object()
 
 
 class CandidateModule(types.ModuleType):
-    """Stands in for the candidate module on the trusted side."""
+    """Stands in for one of the candidate's modules on the trusted side."""
 
     def __init__(self, name: str, session: CandidateSession) -> None:
         super().__init__(name, "The candidate, running in a separate process (verifier proxy).")
         self.__dict__["_session"] = session
+        self.__dict__["__path__"] = []  # a package, as far as imports of submodules go
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):
             raise AttributeError(attr)
         session: CandidateSession = self.__dict__["_session"]
         with session.lock:
-            names = session.ensure(process=False)
+            modules = session.ensure(process=False)
+        child = f"{self.__name__}.{attr}"
+        if child in modules and child in sys.modules:
+            return sys.modules[child]
+        names = modules.get(self.__name__, {})
         if attr not in names:
-            raise AttributeError(f"the candidate module has no attribute {attr!r}")
+            raise AttributeError(f"the candidate module {self.__name__!r} has no attribute {attr!r}")
         kind = names[attr]
         if kind[0] == "callable":
-            return _make_function(session, attr, self.__name__)
+            return _make_function(session, self.__name__, attr)
         if kind[0] == "value":
             try:
                 return wire.decode(kind[1])
             except (wire.NotPlainData, ValueError, TypeError, RecursionError):
                 raise NotPlainData(f"the candidate's {attr!r} is malformed data") from None
-        raise NotPlainData(f"the candidate's {attr!r} is not plain data or a function")
+        return session.named(self.__name__, attr, kind)
 
 
-def _make_function(session: CandidateSession, name: str, module: str) -> Any:
+def _make_function(session: CandidateSession, module: str, name: str) -> Any:
     def forward(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
-        return session.call(name, args, kwargs)
+        return session.call(module, name, args, kwargs)
 
     forward.__name__ = forward.__qualname__ = name
     forward.__module__ = module

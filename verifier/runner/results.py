@@ -39,8 +39,14 @@ def falsifying_example(exc: BaseException) -> str | None:
         for note in getattr(holder, "__notes__", None) or []:
             m = _EXAMPLE_NOTE.match(str(note))
             if m:
-                text = re.sub(r"\s*\n\s*", " ", m.group(1)).replace("( ", "(").replace(", )", ")")
-                return summary_line(re.sub(r"\s+#[^\n]*$", "", text))[:MAX_EXAMPLE] or None
+                # Hypothesis' own comments ("# or any other generated value", explanations) go;
+                # the call stays, on one line.
+                lines = [
+                    re.sub(r"\s+# .*$", "", ln) for ln in m.group(1).splitlines() if not ln.strip().startswith("#")
+                ]
+                text = " ".join(ln.strip() for ln in lines if ln.strip())
+                text = re.sub(r",? \)$", ")", re.sub(r"^([\w.]+)\( ", r"\1(", text))
+                return summary_line(text)[:MAX_EXAMPLE] or None
     return None
 
 

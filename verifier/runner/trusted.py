@@ -12,6 +12,7 @@ has a deadline.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 import select
@@ -91,7 +92,25 @@ def run_job(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
         per_test=config.candidate_process == "per-test",
         clock=clock,
     )
-    sys.modules[header.module] = CandidateModule(header.module, session)
+    shadowing = [m for m in header.modules if _taken(m)]
+    if shadowing:
+        # Refused before any test runs: a suite that never touches the candidate must not pass.
+        failed = _failed_run(
+            "import_error",
+            "the candidate has a module named like one the tests themselves use (the standard library, "
+            "pytest, Hypothesis), which it may not replace",
+        )
+        record = FailureRecord(
+            test_id="<candidate>",
+            kind="import_error",
+            summary=failed.failures[0].summary,
+            detail_untrusted=f"module {shadowing[0]!r}",
+        )
+        return JobResult(
+            runner=config.runner, exit_code=1, counts=Counts(), failures=[record], failures_total=1, import_failed=True
+        ), False
+    for name in header.modules:
+        sys.modules[name] = CandidateModule(name, session)
     if config.uses_hypothesis:
         from hypothesis import HealthCheck, settings
 
@@ -135,6 +154,12 @@ def run_job(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
         ),
         trouble,
     )
+
+
+def _taken(module: str) -> bool:
+    """Whether `module`'s top-level package is one the trusted side can import itself."""
+    top = module.split(".")[0]
+    return top in sys.modules or top in sys.stdlib_module_names or importlib.util.find_spec(top) is not None
 
 
 def _failed_run(kind: str, summary: str, *, oom: bool = False, error: str | None = None) -> JobResult:
@@ -203,13 +228,15 @@ def _run_child(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
 
 
 def _serve_one(
-    header: JobHeader, candidate: bytes, files: dict[str, bytes], ctl: socket.socket
+    header: JobHeader, candidate: dict[str, bytes], files: dict[str, bytes], ctl: socket.socket
 ) -> tuple[JobResult, bool]:
     memfd = os.memfd_create("candidate")
     try:
-        os.write(memfd, candidate)
+        view = memoryview(protocol.tree(candidate))
+        while view:
+            view = view[os.write(memfd, view) :]
         os.lseek(memfd, 0, os.SEEK_SET)
-        control(ctl, {"op": "load", "module": header.module}, [memfd])
+        control(ctl, {"op": "load", "modules": header.modules}, [memfd])
     finally:
         os.close(memfd)
     _write_suite(files, SUITE_DIR)

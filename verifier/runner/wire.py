@@ -1,9 +1,12 @@
 """Plain data across the process boundary, and length-prefixed frames with limits and deadlines.
 
-Only exact builtin types cross: None, bool, int, float, complex, str, bytes, list,
-tuple, dict, set, frozenset. Subclasses are refused (a list subclass with a forged
-``__eq__`` is exactly what a cheating candidate returns), so nothing but values
-built by the trusted side's own decoder ever reaches a test.
+Only exact builtin types cross as values: None, bool, int, float, complex, str, bytes, list,
+tuple, dict, set, frozenset. Subclasses are not values (a list subclass with a forged ``__eq__``
+is exactly what a cheating candidate returns): any other object stays in the candidate's
+process and crosses as a reference (["H", ...]: an object of the candidate's table, ["N", ...]:
+a module attribute by name), which the trusted side turns into a handle (handles.py) whose
+comparisons it refuses. Nothing but values built by the trusted side's own decoder, and its
+own handles, ever reaches a test.
 
 A receiver never trusts the sender's pace or size: `recv` takes a deadline for the whole
 frame (a sender that stalls half way is a timeout, not a hang) and a byte limit checked
@@ -19,6 +22,7 @@ import select
 import socket
 import struct
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .protocol import read_exact
@@ -42,8 +46,20 @@ class FrameTimeout(TimeoutError):
     """The deadline passed before a whole frame arrived."""
 
 
-def encode(value: Any, depth: int = 0) -> Any:
-    """A JSON-able form of `value`; raises NotPlainData naming the first offending type."""
+#: Turns an object that is not plain data into a reference (the candidate's table of objects),
+#: or raises NotPlainData; None: such an object is refused.
+Refer = Callable[[Any], Any]
+#: Builds the object a reference stands for (a handle on the trusted side, the object itself on
+#: the candidate's), or raises NotPlainData.
+Resolve = Callable[[str, Any], Any]
+
+
+def encode(value: Any, depth: int = 0, refer: Refer | None = None) -> Any:
+    """A JSON-able form of `value`; raises NotPlainData naming the first offending type.
+
+    With `refer`, an object that is not plain data becomes the reference `refer` returns
+    (a tagged ["H", ...] or ["N", ...] value) instead.
+    """
     if depth > MAX_DEPTH:
         raise NotPlainData("a value nested deeper than 200 levels (or a cycle)")
     t = type(value)
@@ -54,24 +70,27 @@ def encode(value: Any, depth: int = 0) -> Any:
     if t is float:
         return ["f", value.hex()]
     if t is list:
-        return ["L", [encode(v, depth + 1) for v in value]]
+        return ["L", [encode(v, depth + 1, refer) for v in value]]
     if t is tuple:
-        return ["T", [encode(v, depth + 1) for v in value]]
+        return ["T", [encode(v, depth + 1, refer) for v in value]]
     if t is dict:
-        return ["D", [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]]
+        return ["D", [[encode(k, depth + 1, refer), encode(v, depth + 1, refer)] for k, v in value.items()]]
     if t is set:
-        return ["S", [encode(v, depth + 1) for v in value]]
+        return ["S", [encode(v, depth + 1, refer) for v in value]]
     if t is frozenset:
-        return ["F", [encode(v, depth + 1) for v in value]]
+        return ["F", [encode(v, depth + 1, refer) for v in value]]
     if t is bytes:
         return ["B", base64.b64encode(value).decode()]
     if t is complex:
         return ["C", [value.real.hex(), value.imag.hex()]]
+    if refer is not None:
+        return refer(value)
     raise NotPlainData(f"an object of type {t.__name__}, not plain data")
 
 
-def decode(value: Any, depth: int = 0) -> Any:
-    """Build builtin values from `encode`'s form. Untrusted input: only builtins come out."""
+def decode(value: Any, depth: int = 0, resolve: Resolve | None = None) -> Any:
+    """Build builtin values from `encode`'s form. Untrusted input: only builtins come out, and
+    references only through `resolve` (handles the trusted side made itself)."""
     if depth > MAX_DEPTH:
         raise NotPlainData("nested too deeply")
     if value is None or isinstance(value, (bool, str)):
@@ -86,19 +105,21 @@ def decode(value: Any, depth: int = 0) -> Any:
     if tag == "f":
         return float.fromhex(body)
     if tag == "L":
-        return [decode(v, depth + 1) for v in body]
+        return [decode(v, depth + 1, resolve) for v in body]
     if tag == "T":
-        return tuple(decode(v, depth + 1) for v in body)
+        return tuple(decode(v, depth + 1, resolve) for v in body)
     if tag == "D":
-        return {decode(k, depth + 1): decode(v, depth + 1) for k, v in body}
+        return {decode(k, depth + 1, resolve): decode(v, depth + 1, resolve) for k, v in body}
     if tag == "S":
-        return {decode(v, depth + 1) for v in body}
+        return {decode(v, depth + 1, resolve) for v in body}
     if tag == "F":
-        return frozenset(decode(v, depth + 1) for v in body)
+        return frozenset(decode(v, depth + 1, resolve) for v in body)
     if tag == "B":
         return base64.b64decode(body)
     if tag == "C":
         return complex(float.fromhex(body[0]), float.fromhex(body[1]))
+    if tag in ("H", "N") and resolve is not None:
+        return resolve(tag, body)
     raise NotPlainData("unknown wire tag")
 
 

@@ -10,7 +10,7 @@ holds the job's source as bytes, and its children write and import it.
 
 Requests arrive from the trusted side over a SEQPACKET socket (JSON, fds attached):
 
-    load  {module}, fd=memfd     keep this job's candidate source
+    load  {modules}, fd=memfd    keep this job's candidate files (JSON, as on the job's stdin)
     spawn fds=[rpc, output]      fork a candidate process; {"pid": ...}
     reap  {pid}                  kill it if alive; {"exit_code"|"signal"|"unknown"}
     reset                        kill every candidate process, wipe every place it can write,
@@ -32,7 +32,7 @@ import struct
 import time
 from typing import Any
 
-from .protocol import CANDIDATE_DIR, CANDIDATE_UID, CANDIDATE_WRITABLE, SCRATCH_DIR
+from .protocol import CANDIDATE_DIR, CANDIDATE_UID, CANDIDATE_WRITABLE, SCRATCH_DIR, untree
 
 PR_SET_PDEATHSIG = 1
 PR_SET_KEEPCAPS = 8
@@ -210,8 +210,8 @@ class Zygote:
     def __init__(self, ctl: socket.socket) -> None:
         self.ctl = ctl
         self.statuses: dict[int, int] = {}
-        self.module = "solution"
-        self.source = b""
+        self.modules: list[str] = []
+        self.files: dict[str, bytes] = {}
         self.snapshot = _limits_snapshot()
 
     def _reset(self) -> dict[str, Any]:
@@ -259,15 +259,16 @@ class Zygote:
                         fh.write("1000")
                 except OSError:
                     pass
-                os.makedirs(CANDIDATE_DIR, mode=0o700, exist_ok=True)
-                path = f"{CANDIDATE_DIR}/{self.module}.py"
-                if os.path.lexists(path):
-                    os.unlink(path)  # never a file an earlier candidate process of this run left
-                with open(path, "wb") as fh:
-                    fh.write(self.source)
+                if os.path.lexists(CANDIDATE_DIR):
+                    shutil.rmtree(CANDIDATE_DIR)  # never a file an earlier candidate process of this run left
+                for rel, data in self.files.items():
+                    path = os.path.join(CANDIDATE_DIR, rel)
+                    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+                    with open(path, "wb") as fh:
+                        fh.write(data)
                 from . import candidate
 
-                candidate.serve(fds[0], fds[1], self.module, CANDIDATE_DIR)
+                candidate.serve(fds[0], fds[1], self.modules, CANDIDATE_DIR)
             finally:
                 os._exit(0)
         for fd in fds:
@@ -299,9 +300,9 @@ class Zygote:
             _reap(self.statuses)
             reply: dict[str, Any]
             if op == "load":
-                self.module = str(request["module"])
+                self.modules = [str(m) for m in request["modules"]]
                 with os.fdopen(fds[0], "rb") as src:
-                    self.source = src.read()
+                    self.files = untree(src.read())
                 reply = {"ok": True}
             elif op == "spawn":
                 reply = {"pid": self._spawn(fds)}
