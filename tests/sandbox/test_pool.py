@@ -83,11 +83,18 @@ def f():
         assert v.backend.stats.started == 1  # type: ignore[attr-defined]  (the same container served both)
 
 
-def test_reuse_recycles_after_trouble(sandbox_image: str) -> None:
+def test_reuse_keeps_the_sandbox_after_a_timeout_and_recycles_after_oom(sandbox_image: str) -> None:
+    """A timed-out candidate's processes are all killed by the reset, as after any run: the
+    sandbox serves on (issue 11: a timeout must not cost a container start). Memory trouble
+    (the cgroup hit its limit) still starts the next run in a new sandbox."""
     hang = "def find_duplicates(values):\n    while True:\n        pass\n"
-    limits = Limits(timeout_s=30, call_timeout_s=1)
+    hog = "def find_duplicates(values):\n    x = []\n    while True:\n        x.append(bytearray(1 << 20))\n"
+    limits = Limits(timeout_s=30, call_timeout_s=1, memory_bytes=256 * 1024**2)
     with Verifier.pooled(policy="reuse", size=1, limits=limits, image=sandbox_image) as v:
         assert v.check(hang, SUITE).status is Status.TIMEOUT
+        assert v.check(EXAMPLE / "good.py", SUITE).ok
+        assert v.backend.stats.started == 1  # type: ignore[attr-defined]
+        assert v.check(hog, SUITE).status is Status.OOM
         assert v.check(EXAMPLE / "good.py", SUITE).ok
         assert v.backend.stats.started >= 2  # type: ignore[attr-defined]
 

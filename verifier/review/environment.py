@@ -31,7 +31,7 @@ from verifier.limits import Limits
 from verifier.review.deps import DependencyError, DependencySpec, normalize
 from verifier.sandbox.backend import SandboxJob
 from verifier.sandbox.docker_engine import DockerBackend
-from verifier.sandbox.image import recipe_dir
+from verifier.sandbox.image import build_image, recipe_dir
 
 ENV_REPO = "verifier-review-env"
 LABEL_ENV = "org.verifier.review.env"
@@ -162,29 +162,13 @@ def _dockerfile(base_id: str, pip_wheel: str, install: bool) -> str:
 
 
 def _build(client: docker.DockerClient, ctx: Path, digest: str, base_id: str, packages: list[str]) -> str:
-    tag = f"{ENV_REPO}:{digest[:16]}"
-    log: list[str] = []
-    api: Any = client.api
-    try:
-        for chunk in api.build(
-            path=str(ctx),
-            tag=tag,
-            labels={LABEL_ENV: digest, LABEL_BASE: base_id, LABEL_PACKAGES: json.dumps(packages)},
-            pull=False,
-            rm=True,
-            forcerm=True,
-            network_mode="none",
-            decode=True,
-        ):
-            if "error" in chunk:
-                tail = "\n".join(log[-10:])
-                raise SandboxUnavailable(f"environment image build failed: {str(chunk['error']).strip()}\n{tail}")
-            line = str(chunk.get("stream", "")).strip()
-            if line:
-                log.append(line)
-        return str(api.inspect_image(tag)["Id"])
-    except docker.errors.DockerException as exc:
-        raise SandboxUnavailable(f"environment image build failed: {exc}") from exc
+    return build_image(
+        client,
+        path=ctx,
+        tag=f"{ENV_REPO}:{digest[:16]}",
+        labels={LABEL_ENV: digest, LABEL_BASE: base_id, LABEL_PACKAGES: json.dumps(packages)},
+        what="environment image",
+    )
 
 
 def probe_target(base_id: str) -> dict[str, object]:

@@ -212,7 +212,9 @@ class CandidateSession:
         self.calls = 0
         #: The candidate was called since the last reset, so its side may hold state of a test.
         self.dirty = False
-        #: Something happened that a reused sandbox must not carry to the next run.
+        #: The candidate side could not be reset (or the zygote stopped answering): a reused
+        #: sandbox must not serve another run. A timeout, crash or flood alone is not trouble:
+        #: the reset after it leaves nothing of the candidate behind, as after any run.
         self.trouble = False
         self.lock = threading.Lock()
 
@@ -259,7 +261,6 @@ class CandidateSession:
         if hello.get("hello") is True and isinstance(hello.get("modules"), dict):
             self.modules = hello["modules"]
             return
-        self.trouble = True
         self.blocked = CandidateImportError(
             f"importing the candidate raised an exception (seen as {_builtin_name(hello)})",
             f"{str(hello.get('raised', ''))[:200]}: {str(hello.get('message', ''))[:MAX_MESSAGE]}\n"
@@ -283,11 +284,10 @@ class CandidateSession:
             self.pid = None
             self.clock.watch(None)
         if kill_all:
-            self.trouble = True
             try:
                 self.reset()
             except SandboxFailure:
-                pass
+                self.trouble = True
         return status
 
     # -- calls --------------------------------------------------------------------------

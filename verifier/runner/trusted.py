@@ -137,7 +137,8 @@ def run_job(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
         exit_code = _pytest(recorder)
     clock.tick(force=True)
     blocked = session.blocked
-    trouble = session.trouble or bool(recorder.kinds & {"timeout", "oom", "candidate_died", "output_limit"})
+    # A process killed for memory: the cgroup was at its limit, so start the next run afresh.
+    trouble = session.trouble or "oom" in recorder.kinds
     return (
         JobResult(
             runner=config.runner,

@@ -2,8 +2,10 @@
 
 A backend runs a command in a fresh, locked-down sandbox with some bytes on stdin and
 returns the raw facts (exit code, output, whether it was killed for time, memory or
-output). It decides nothing about tests; `verifier.verify` does that. Backends:
-`DockerBackend` (a container per job), the warm pool (later), `FakeBackend` for unit tests.
+output). It decides nothing about tests; `verifier.verdict` does that. Backends:
+`DockerBackend` (a container per job), `WarmPool` (pre-started containers, fresh or reused),
+`verifier.cluster.RayBackend` (a pool on every node of a Ray cluster), `FakeBackend` for unit
+tests of our own logic. tests/sandbox/test_contract.py is the contract every one must keep.
 """
 
 from __future__ import annotations

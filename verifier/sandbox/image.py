@@ -156,31 +156,56 @@ def build(
         _download_wheels(ctx / "wheels", say)
         say(f"building {tag} from {base_image}")
         digest = recipe_digest(kind)
-        log: list[str] = []
-        try:
-            for chunk in client.api.build(
-                path=str(ctx),
-                tag=tag,
-                buildargs={"BASE": base_image},
-                labels={LABEL_RECIPE: digest, "org.verifier.base": base_spec(kind)},
-                pull=False,
-                rm=True,
-                forcerm=True,
-                decode=True,
-            ):
-                if "error" in chunk:
-                    tail = "\n".join(log[-15:])
-                    raise SandboxUnavailable(f"image build failed: {chunk['error'].strip()}\n{tail}")
-                line = str(chunk.get("stream", "")).strip()
-                if line:
-                    log.append(line)
-                if line.startswith("Step ") or line.startswith("installed "):
-                    say(line)
-        except docker.errors.DockerException as exc:
-            raise SandboxUnavailable(f"image build failed: {exc}") from exc
+        build_image(
+            client,
+            path=ctx,
+            tag=tag,
+            buildargs={"BASE": base_image},
+            labels={LABEL_RECIPE: digest, "org.verifier.base": base_spec(kind)},
+            say=say,
+        )
     if os.environ.get("VERIFIER_IMAGE_PRUNE", "1") != "0":
         _prune_superseded(client, keep=tag, say=say)
     return tag, True
+
+
+def build_image(
+    client: docker.DockerClient,
+    *,
+    path: Path,
+    tag: str,
+    labels: dict[str, str],
+    buildargs: dict[str, str] | None = None,
+    what: str = "image",
+    say: Progress | None = None,
+) -> str:
+    """`docker build` of `path` with no network (everything it installs is in the context) and
+    no pull; reports progress lines, and raises SandboxUnavailable with the log's tail on failure.
+    Returns the image id."""
+    log: list[str] = []
+    try:
+        for chunk in client.api.build(
+            path=str(path),
+            tag=tag,
+            buildargs=buildargs or {},
+            labels=labels,
+            pull=False,
+            rm=True,
+            forcerm=True,
+            network_mode="none",
+            decode=True,
+        ):
+            if "error" in chunk:
+                tail = "\n".join(log[-15:])
+                raise SandboxUnavailable(f"{what} build failed: {str(chunk['error']).strip()}\n{tail}")
+            line = str(chunk.get("stream", "")).strip()
+            if line:
+                log.append(line)
+            if say is not None and (line.startswith("Step ") or line.startswith("installed ")):
+                say(line)
+        return str(client.api.inspect_image(tag)["Id"])
+    except docker.errors.DockerException as exc:
+        raise SandboxUnavailable(f"{what} build failed: {exc}") from exc
 
 
 def _prune_superseded(client: docker.DockerClient, *, keep: str, say: Progress) -> None:

@@ -7,11 +7,14 @@ Two isolation policies (recorded in every evidence as `isolation`):
   destroyed; a replacement starts in the background, so container start-up and imports
   leave the critical path. Isolation equals a cold container per candidate.
 - ``reuse`` (default for batches): a container serves up to `max_uses` jobs. Each job gets a
-  fresh trusted child process and fresh candidate processes; between jobs every process of
-  the candidate's uid is killed and every place it can write (/tmp, /dev/shm) is wiped. The
-  container is recycled after `max_uses` jobs or on any sign of trouble (timeout, OOM, a
-  crashed candidate, a process that would not die). What is shared across jobs: the kernel
-  page cache and the container's cgroup counters, never a process or a file the candidate made.
+  fresh trusted child process and fresh candidate processes; between jobs the zygote (out of
+  the candidates' reach) kills every process of the candidate's uid, wipes every place it can
+  write (/tmp, /dev/shm, /dev/mqueue), removes its SysV IPC objects and checks its own limits.
+  The container is recycled after `max_uses` jobs, when that reset fails, after a process was
+  killed for memory, or when the container died. A timeout or a crash alone does not cost a
+  recycle: the reset leaves nothing of the candidate, as after any job. What is shared across
+  jobs: the kernel page cache and the container's cgroup counters, never a process, a file or
+  an IPC object the candidate made (tests/adversarial/test_neighbours.py).
 
 Jobs whose container-level limits (memory, CPUs, pids, scratch, ulimits) differ from the
 pool's run cold on a fresh container instead. Every container is removed on `close()`

