@@ -135,6 +135,31 @@ with Admission(1, folder=Path(sys.argv[1])).slot():
 """
 
 
+HAMMER = """
+import sys, time
+from pathlib import Path
+from verifier.sandbox.admission import Admission
+admission = Admission(1, folder=Path(sys.argv[1]))
+print("hammering", flush=True)
+stop = time.monotonic() + 30
+while time.monotonic() < stop:  # a batch: give the slot back and want it again at once
+    with admission.slot():
+        time.sleep(0.01)
+"""
+
+
+def test_a_batch_that_keeps_asking_cannot_keep_the_slots_to_itself(tmp_path: Path) -> None:
+    batch = subprocess.Popen([sys.executable, "-c", HAMMER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert batch.stdout is not None and batch.stdout.readline().strip() == "hammering"
+        for _ in range(10):  # each wait ends with a slot within a second, never HostOverloaded
+            with Admission(1, wait_s=1, folder=tmp_path).slot():
+                pass
+    finally:
+        batch.kill()
+        batch.wait()
+
+
 def test_admission_never_lets_more_than_n_run_at_once(tmp_path: Path) -> None:
     admission = Admission(2, folder=tmp_path)
     running, peak, lock = 0, 0, threading.Lock()

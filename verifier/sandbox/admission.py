@@ -7,8 +7,11 @@ waits for one before it starts; the wait is recorded (`durations.queue_s`) and n
 to the candidate. A job that cannot get a slot within the wait limit ends `overloaded`.
 
 Slots are `flock` locks on files in a folder shared by all processes of this machine, so a
-process that dies releases its slot with it. Jobs on a remote engine (DOCKER_HOST) are
-counted by the machine that sends them.
+process that dies releases its slot with it. Waiting is fair: a job first queues on a door
+lock (a blocking `flock`, which the kernel grants to one waiter at a time), and only the job
+at the door looks for a free slot. A batch that gives back a slot and wants it again for its
+next job queues behind the jobs already waiting, so no process can keep the slots to itself.
+Jobs on a remote engine (DOCKER_HOST) are counted by the machine that sends them.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import fcntl
 import os
 import random
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -66,31 +70,61 @@ class Admission:
             raise
         return fd
 
+    def _door(self, started: float) -> int:
+        """Queue on the door lock; its fd once this process is at the door. Raises HostOverloaded."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.folder / "door", os.O_RDWR | os.O_CREAT, 0o666)
+        at_door = threading.Event()
+        state = {"abandoned": False}
+        lock = threading.Lock()
+
+        def queue() -> None:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # blocks in the kernel's queue of waiters
+            with lock:
+                if state["abandoned"]:
+                    os.close(fd)  # the waiter gave up meanwhile: pass the door on
+                    return
+                at_door.set()
+
+        threading.Thread(target=queue, daemon=True, name="admission-door").start()
+        if at_door.wait(max(0.0, self.wait_s - (time.monotonic() - started))):
+            return fd
+        with lock:
+            if at_door.is_set():
+                return fd
+            state["abandoned"] = True
+        raise self._overloaded()
+
+    def _overloaded(self) -> HostOverloaded:
+        return HostOverloaded(
+            f"no sandbox slot came free within {self.wait_s:.0f} s "
+            f"({self.slots} may run at once on this machine; {ENV_SLOTS} sets it)"
+        )
+
     @contextmanager
     def slot(self) -> Iterator[float]:
         """Wait for a free slot and hold it; yields the seconds waited. Raises HostOverloaded."""
         started = time.monotonic()
         order = list(range(self.slots))
-        pause = 0.005
         fd: int | None = None
-        while fd is None:
-            random.shuffle(order)  # no slot is everyone's first choice
-            for index in order:
-                fd = self._try(index)
-                if fd is not None:
-                    break
-            if fd is None:
-                if time.monotonic() - started > self.wait_s:
-                    raise HostOverloaded(
-                        f"no sandbox slot came free within {self.wait_s:.0f} s "
-                        f"({self.slots} may run at once on this machine; {ENV_SLOTS} sets it)"
-                    )
-                time.sleep(pause)
-                pause = min(pause * 1.5, 0.1)
+        door = self._door(started)
+        try:
+            while fd is None:
+                random.shuffle(order)
+                for index in order:
+                    fd = self._try(index)
+                    if fd is not None:
+                        break
+                if fd is None:
+                    if time.monotonic() - started > self.wait_s:
+                        raise self._overloaded()
+                    time.sleep(0.002)
+        finally:
+            os.close(door)  # the next waiter's turn (closing the descriptor releases the lock)
         try:
             yield time.monotonic() - started
         finally:
-            os.close(fd)  # closing the descriptor releases the lock
+            os.close(fd)
 
 
 class Unlimited(Admission):
