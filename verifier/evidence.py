@@ -94,6 +94,8 @@ class FailureKind(StrEnum):
     SYNTAX_ERROR = "syntax_error"
     OVERLOADED = "overloaded"
     INFRA = "infra"
+    WRONG_ANSWER = "wrong_answer"
+    RUNTIME_ERROR = "runtime_error"
 
 
 class Counts(BaseModel):
@@ -136,6 +138,37 @@ def is_proven(counts: Counts, failures: Sequence[Failure]) -> bool:
         and counts.failed == counts.errors == counts.skipped == 0
         and not failures
     )
+
+
+class LineDifference(BaseModel):
+    """Where a program's wrong answer first differs from the expected output."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    line: int = Field(ge=1, description="Line number (1-based) in the expected output.")
+    output_line: int = Field(ge=1, description="Line number (1-based) in the program's output.")
+    expected: TrustedLine = Field(description="That line of the expected output (the suite's text), truncated.")
+    got_untrusted: UntrustedText = Field(description="That line of the program's output (candidate text), truncated.")
+
+
+class CaseOutcome(BaseModel):
+    """One case of a program suite (kind = "program"): what the program did with its input."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: TrustedLine = Field(description="The case's name in the suite (NAME of cases/NAME.in, or its JSONL name).")
+    status: Status = Field(
+        description="passed; failed (wrong answer); error (the program exited non-zero or was killed by a "
+        "signal); timeout; oom (over the case's memory limit); output_limit; overloaded (the host was too busy)."
+    )
+    message: TrustedLine = Field(description="Trusted one-line summary, from fixed templates and numbers.")
+    ran: bool = Field(True, description="False when the run gave up before this case (the message says why).")
+    time_s: float = Field(0.0, ge=0, description="Charged time from the fork to the program's exit (or kill).")
+    cpu_s: float = Field(0.0, ge=0, description="CPU time of the program, from the kernel.")
+    memory_bytes: int = Field(0, ge=0, description="Peak resident memory of the program, from the kernel.")
+    exit_code: int | None = None
+    signal: int | None = Field(None, description="The signal that ended the program, if one did.")
+    difference: LineDifference | None = Field(None, description="For a wrong answer: the first differing line.")
 
 
 class Durations(BaseModel):
@@ -200,6 +233,15 @@ class Evidence(BaseModel):
         "process served all tests (suite.toml candidate_process).",
     )
     hypothesis: HypothesisSettings = HypothesisSettings()
+    kind: Literal["tests", "program"] = Field(
+        "tests",
+        description="tests: a suite of tests calling the candidate's functions; program: cases of input and "
+        "expected output for the candidate as a program on stdin/stdout (then `cases` has one outcome each, "
+        "and counts count cases).",
+    )
+    cases: list[CaseOutcome] = Field(
+        [], description="kind = program: every case of the suite, in order, with its outcome."
+    )
     durations: Durations = Durations()
     candidate_output_untrusted: UntrustedText = Field("", description="The candidate's stdout+stderr, truncated.")
     candidate_output_truncated: bool = False
@@ -227,6 +269,8 @@ class Evidence(BaseModel):
         proven = self.status is Status.PASSED and is_proven(self.counts, self.failures)
         if self.ok and not proven:
             raise ValueError("ok=true requires status passed, >=1 collected test, all passed, none skipped or failed")
+        if self.ok and any(case.status is not Status.PASSED for case in self.cases):
+            raise ValueError("ok=true requires every case of a program to have passed")
         if self.status is Status.PASSED and not self.ok:
             raise ValueError("status passed requires ok=true")
         return self

@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from verifier.errors import InvalidInput
 from verifier.hashing import tree_sha256
-from verifier.limits import Limits
+from verifier.limits import Limits, MiB
+from verifier.runner.cases import CaseError, check_checker_source, load_cases
+from verifier.runner.protocol import ProgramConfig
 from verifier.runner.suite_files import is_test_file
 
 MAX_SUITE_BYTES = 8 * 1024**2
@@ -28,6 +30,50 @@ class HypothesisManifest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_examples: int = Field(100, ge=1, le=100_000, description="Examples per property test.")
+
+
+#: Memory a program suite leaves for the trusted side and the warm interpreters: a case's
+#: `memory_bytes` may be at most the sandbox's memory limit minus this.
+PROGRAM_MEMORY_RESERVE = 128 * MiB
+
+
+class ProgramManifest(BaseModel):
+    """`suite.toml`'s `[program]` table, for `kind = "program"` (see verifier/runner/cases.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cases: str = Field(
+        "cases",
+        description="A folder of NAME.in + NAME.out files in the suite, or a .jsonl file of "
+        '{"name"?, "input", "output"} lines.',
+    )
+    compare: Literal["exact", "tokens", "float", "checker"] = Field(
+        "tokens",
+        description="exact (bytes; \\r\\n and one final newline forgiven), tokens (whitespace-separated), "
+        "float (tokens, numbers within abs_tol or rel_tol), or checker (a special judge: `checker`'s "
+        "check(input, output, expected), run on the trusted side).",
+    )
+    abs_tol: float = Field(1e-6, ge=0, allow_inf_nan=False, description="compare = float: absolute tolerance.")
+    rel_tol: float = Field(1e-6, ge=0, allow_inf_nan=False, description="compare = float: relative tolerance.")
+    checker: str | None = Field(
+        None, description="compare = checker: the suite file defining check(input, output, expected) -> bool."
+    )
+    time_limit_s: float = Field(
+        2.0, gt=0, le=600, description="Charged time one case may take, from the fork to the program's exit."
+    )
+    memory_bytes: int = Field(
+        256 * MiB, ge=16 * MiB, description="Peak resident memory one case's program may reach (interpreter included)."
+    )
+
+    @model_validator(mode="after")
+    def _checker_iff_compare(self) -> ProgramManifest:
+        if (self.compare == "checker") != (self.checker is not None):
+            raise ValueError("checker: name the checker file exactly when compare = 'checker'")
+        return self
+
+    def config(self) -> ProgramConfig:
+        """The runner's settings (verifier.runner.protocol.ProgramConfig)."""
+        return ProgramConfig(**self.model_dump())
 
 
 class Manifest(BaseModel):
@@ -52,6 +98,22 @@ class Manifest(BaseModel):
     )
     limits: dict[str, Any] = Field(default_factory=dict, description="Any field of Limits.")
     hypothesis: HypothesisManifest = HypothesisManifest()
+    kind: Literal["tests", "program"] = Field(
+        "tests",
+        description="tests: test files that call the candidate's functions; program: the candidate is a "
+        "whole program, run on the cases of [program] with its stdin fed and its stdout compared.",
+    )
+    program: ProgramManifest | None = Field(
+        None, description='Cases, comparison and per-case limits (kind = "program").'
+    )
+
+    @model_validator(mode="after")
+    def _program_iff_kind(self) -> Manifest:
+        if self.program is not None and self.kind != "program":
+            raise ValueError("program: a [program] table needs kind = 'program'")
+        if self.kind == "program" and self.program is None:
+            return self.model_copy(update={"program": ProgramManifest()})
+        return self
 
     @field_validator("module")
     @classmethod
@@ -91,7 +153,8 @@ def _explain(error: ValidationError, where: str) -> str:
         return f"{where}: [limits] {msg}"
     if first["type"] == "extra_forbidden":
         section = first["loc"][0] if len(first["loc"]) > 1 else None
-        model: type[BaseModel] = HypothesisManifest if section == "hypothesis" else Manifest
+        sections: dict[str, type[BaseModel]] = {"hypothesis": HypothesisManifest, "program": ProgramManifest}
+        model = sections.get(str(section), Manifest)
         return f"{where}: unknown key {key!r}; allowed: {', '.join(model.model_fields)}"
     if first["type"] == "literal_error":
         return f"{where}: {key}: {msg}"
@@ -137,7 +200,18 @@ class Suite:
         return self.manifest.candidate_process
 
     @property
+    def kind(self) -> Literal["tests", "program"]:
+        return self.manifest.kind
+
+    @property
+    def program(self) -> ProgramManifest | None:
+        """The [program] settings of a program suite (None for tests)."""
+        return self.manifest.program
+
+    @property
     def uses_hypothesis(self) -> bool:
+        if self.kind == "program":
+            return False
         return any(b"hypothesis" in data for path, data in self.files.items() if path.endswith(".py"))
 
     @property
@@ -150,9 +224,32 @@ class Suite:
 
     def limits(self, base: Limits) -> Limits:
         """`base` with this suite's [limits] applied, validated as a whole."""
-        if not self.manifest.limits:
-            return base
-        return Limits.model_validate({**base.model_dump(), **self.manifest.limits})
+        limits = base
+        if self.manifest.limits:
+            limits = Limits.model_validate({**base.model_dump(), **self.manifest.limits})
+        program = self.program
+        if program is not None and program.memory_bytes > limits.memory_bytes - PROGRAM_MEMORY_RESERVE:
+            raise ValueError(
+                f"[program] memory_bytes ({program.memory_bytes // MiB} MiB) must leave "
+                f"{PROGRAM_MEMORY_RESERVE // MiB} MiB of the sandbox's {limits.memory_bytes // MiB} MiB for the "
+                "trusted side: lower it or raise [limits] memory_bytes"
+            )
+        return limits
+
+
+def check_program(files: dict[str, bytes], manifest: Manifest, where: str) -> None:
+    """A program suite's cases and checker are usable. Raises InvalidInput naming what is not."""
+    program = manifest.program
+    if program is None:
+        return
+    try:
+        load_cases(files, program.cases)
+        if program.checker is not None:
+            if program.checker not in files:
+                raise CaseError(f"the checker file {program.checker} is not in the suite")
+            check_checker_source(files[program.checker], program.checker)
+    except CaseError as exc:
+        raise InvalidInput(f"{where}: {exc}", sha256=tree_sha256(files)) from None
 
 
 def _read_tree(root: Path) -> tuple[dict[str, bytes], bool]:
@@ -186,6 +283,9 @@ def load_suite(path: Path | str) -> Suite:
     except InvalidInput as exc:
         raise InvalidInput(str(exc), sha256=digest) from None
     suite = Suite(files=files, manifest=manifest, name=manifest.name or root.resolve().name)
+    if suite.kind == "program":
+        check_program(files, manifest, f"suite {root}")
+        return suite
     if not any(files[p].strip() for p in suite.test_files):
         raise InvalidInput(f"suite {root} has no tests (no non-empty test_*.py or *_test.py file)", sha256=digest)
     return suite

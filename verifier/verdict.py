@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from verifier.evidence import Counts, Failure, FailureKind, Status, is_proven
+from verifier.evidence import CaseOutcome, Counts, Failure, FailureKind, LineDifference, Status, is_proven
 from verifier.runner.protocol import (
     RESULT_OVERHEAD_BYTES,
+    CaseRecord,
     FailureRecord,
     JobResult,
     ProtocolError,
@@ -30,6 +31,18 @@ CANDIDATE_FAILURES = {
     FailureKind.CANDIDATE_DIED,
     FailureKind.NOT_PLAIN_DATA,
     FailureKind.SKIPPED,
+    FailureKind.WRONG_ANSWER,
+}
+#: A program case's outcome (runner vocabulary: protocol.CASE_OUTCOMES) as a status.
+CASE_STATUS = {
+    "passed": Status.PASSED,
+    "wrong_answer": Status.FAILED,
+    "runtime_error": Status.ERROR,
+    "timeout": Status.TIMEOUT,
+    "oom": Status.OOM,
+    "output_limit": Status.OUTPUT_LIMIT,
+    "overloaded": Status.OVERLOADED,
+    "infra": Status.INFRA_ERROR,
 }
 
 
@@ -43,6 +56,7 @@ class Verdict:
     output_bytes: int = 0
     tests_s: float = 0.0
     host_wait_s: float = 0.0
+    cases: list[CaseOutcome] = field(default_factory=list)
 
 
 def find_result(raw: RawRun, nonce: str, output_bytes: int) -> JobResult | None:
@@ -61,6 +75,29 @@ def _failure(record: FailureRecord) -> Failure:
         message=record.summary,
         falsifying_example=record.falsifying_example,
         detail_untrusted=record.detail_untrusted,
+    )
+
+
+def _case(record: CaseRecord) -> CaseOutcome:
+    difference = None
+    if record.line is not None and record.output_line is not None and record.expected_line is not None:
+        difference = LineDifference(
+            line=max(1, record.line),
+            output_line=max(1, record.output_line),
+            expected=record.expected_line,
+            got_untrusted=record.got_line_untrusted or "",
+        )
+    return CaseOutcome(
+        name=record.name,
+        status=CASE_STATUS[record.outcome],
+        message=record.summary,
+        ran=record.ran,
+        time_s=max(0.0, record.time_s),
+        cpu_s=max(0.0, record.cpu_s),
+        memory_bytes=record.memory_bytes,
+        exit_code=record.exit_code,
+        signal=record.signal,
+        difference=difference,
     )
 
 
@@ -109,13 +146,15 @@ def judge(raw: RawRun, nonce: str, output_bytes: int) -> Verdict:
         "output_bytes": result.candidate_output_bytes,
         "tests_s": result.tests_s,
         "host_wait_s": result.host_wait_s,
+        "cases": [_case(c) for c in result.cases],
     }
+    what = "cases" if result.kind == "program" else "collected tests"
     if result.sandbox_error is not None and not kinds - {FailureKind.INFRA}:
         return Verdict(Status.INFRA_ERROR, f"the sandbox failed: {result.sandbox_error}", **common)  # type: ignore[arg-type]
     killed = raw.oom_killed or raw.timed_out or raw.output_limited
     if is_proven(counts, failures) and result.failures_total == 0 and not killed:
         if result.exit_code == 0:
-            return Verdict(Status.PASSED, f"all {counts.expected} collected tests passed", **common)  # type: ignore[arg-type]
+            return Verdict(Status.PASSED, f"all {counts.expected} {what} passed", **common)  # type: ignore[arg-type]
         return Verdict(
             Status.INFRA_ERROR,
             f"the test runner ended with exit code {result.exit_code} although every test passed",
@@ -140,7 +179,7 @@ _RUN_KIND = {
 
 
 def _first_fault(raw: RawRun, result: JobResult, counts: Counts, kinds: set[FailureKind]) -> tuple[Status, str]:
-    passed = f"{counts.passed} of {counts.expected} tests passed"
+    passed = f"{counts.passed} of {counts.expected} {'cases' if result.kind == 'program' else 'tests'} passed"
     if raw.oom_killed or result.oom or FailureKind.OOM in kinds:
         return Status.OOM, "the candidate ran out of memory"
     if FailureKind.TIMEOUT in kinds or (raw.timed_out and FailureKind.OVERLOADED not in kinds):
@@ -149,6 +188,8 @@ def _first_fault(raw: RawRun, result: JobResult, counts: Counts, kinds: set[Fail
         return Status.OUTPUT_LIMIT, "the candidate wrote more output, or a bigger answer, than allowed"
     if result.import_failed or FailureKind.IMPORT_ERROR in kinds:
         return Status.ERROR, "the candidate could not be imported"
+    if FailureKind.RUNTIME_ERROR in kinds:
+        return Status.ERROR, f"the program ended with an error; {passed}"
     if kinds & CANDIDATE_FAILURES:
         if counts.skipped:
             passed += f"; {counts.skipped} skipped, which never counts as a pass"

@@ -195,6 +195,8 @@ class Verifier:
         except ValueError as exc:
             return fields.closed(Status.INVALID_INPUT, f"the suite's limits are invalid: {exc}")
         fields.candidate_kind = cand.kind
+        if loaded.kind == "program" and cand.kind == "tree":
+            return fields.closed(Status.INVALID_INPUT, "a program suite runs one file: pass the program, not a folder")
         missing = [m for m in loaded.manifest.modules or [] if m not in cand.modules(loaded.module)]
         if missing:
             reason = f"the candidate has no module {missing[0]!r}, which the suite imports"
@@ -246,6 +248,8 @@ class Verifier:
             runner=suite.runner,
             uses_hypothesis=suite.uses_hypothesis,
             candidate_process=suite.candidate_process,
+            kind=suite.kind,
+            program=suite.program.config() if suite.program is not None else None,
         )
         # The host's own deadline comes after the runner's backstop, so the runner (which can
         # tell a busy host from a slow candidate) normally decides; this kill is the last resort.
@@ -257,7 +261,7 @@ class Verifier:
         )
         return SandboxJob(
             image=self.image,
-            command=launch_command(1, "pytest,hypothesis" if suite.runner == "pytest" else ""),
+            command=launch_command(1, "pytest,hypothesis" if (suite.kind, suite.runner) == ("tests", "pytest") else ""),
             limits=host_limits,
             stdin=encode_job(nonce, cand.modules(suite.module), cand.files(suite.module), suite.files, config),
             mode="launcher",
@@ -308,6 +312,8 @@ class _Fields:
             runner=suite.runner if suite is not None else "pytest",
             candidate_process=suite.candidate_process if suite is not None else "per-test",
             hypothesis=HypothesisSettings(max_examples=suite.max_examples if suite is not None else 100),
+            kind=suite.kind if suite is not None else "tests",
+            cases=verdict.cases,
             candidate_output_untrusted=truncate(verdict.output, MAX_UNTRUSTED_CHARS),
             candidate_output_truncated=verdict.output_bytes > len(verdict.output.encode())
             or len(verdict.output) > MAX_UNTRUSTED_CHARS,

@@ -71,9 +71,24 @@ FAILURE_KINDS = (
     "syntax_error",
     "overloaded",
     "infra",
+    # programs (kind "program"): a case whose output was wrong, or whose program failed
+    "wrong_answer",
+    "runtime_error",
 )
 
+#: What a suite is: pytest/direct tests calling functions ("tests"), or cases of input and
+#: expected output for a whole program on stdin/stdout ("program").
+KINDS = ("tests", "program")
+#: How a program's output is compared with a case's expected output (see cases.py).
+COMPARE_MODES = ("exact", "tokens", "float", "checker")
+#: One program case's outcome: passed, or why not (a subset of FAILURE_KINDS).
+CASE_OUTCOMES = ("passed", "wrong_answer", "runtime_error", "timeout", "oom", "output_limit", "overloaded", "infra")
+
 MAX_FAILURES = 50
+#: Most cases in one program suite (each comes back as a record in the result).
+MAX_CASES = 1000
+#: Longest line of a first difference shown in a case record.
+MAX_LINE = 200
 MAX_SUMMARY = 300
 MAX_TEST_ID = 500
 MAX_DETAIL = 4000
@@ -119,6 +134,23 @@ def summary_line(text: str) -> str:
 
 # -- jobs ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
+class ProgramConfig:
+    """How a program job runs and judges its cases (suite.toml's [program] table)."""
+
+    #: A folder of NAME.in + NAME.out files in the suite, or a .jsonl file of cases.
+    cases: str = "cases"
+    compare: str = "tokens"
+    abs_tol: float = 1e-6
+    rel_tol: float = 1e-6
+    #: The suite file that defines check(input, output, expected), for compare "checker".
+    checker: str | None = None
+    #: Charged time one case may take, from the fork to the program's exit.
+    time_limit_s: float = 2.0
+    #: Peak resident memory one case's program may reach.
+    memory_bytes: int = 256 * 1024**2
+
+
+@dataclass(frozen=True)
 class JobConfig:
     budget_s: float
     call_timeout_s: float
@@ -129,6 +161,13 @@ class JobConfig:
     runner: str = "pytest"
     uses_hypothesis: bool = True
     candidate_process: str = "per-test"
+    #: "tests" or "program" (KINDS); a program job carries its ProgramConfig.
+    kind: str = "tests"
+    program: ProgramConfig | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.program, dict):  # as read back from a job header's JSON
+            object.__setattr__(self, "program", ProgramConfig(**self.program))
 
 
 @dataclass(frozen=True)
@@ -233,6 +272,34 @@ class Counts:
 
 
 @dataclass(frozen=True)
+class CaseRecord:
+    """What one case of a program job did. Written by trusted code; candidate text only in
+    `got_line_untrusted`."""
+
+    name: str
+    #: CASE_OUTCOMES
+    outcome: str
+    #: From fixed templates and numbers only.
+    summary: str
+    #: False for a case not run (the run gave up before it); `outcome` then says why.
+    ran: bool = True
+    #: Charged time from the fork to the program's exit (or to the kill).
+    time_s: float = 0.0
+    #: CPU time of the program (user + system), from the kernel.
+    cpu_s: float = 0.0
+    #: Peak resident memory of the program, from the kernel.
+    memory_bytes: int = 0
+    exit_code: int | None = None
+    signal: int | None = None
+    #: First difference of a wrong answer: line numbers (1-based) in the expected output and in
+    #: the program's output, the expected line (the suite's text) and the program's line.
+    line: int | None = None
+    output_line: int | None = None
+    expected_line: str | None = None
+    got_line_untrusted: str | None = None
+
+
+@dataclass(frozen=True)
 class JobResult:
     runner: str
     exit_code: int
@@ -251,6 +318,9 @@ class JobResult:
     sandbox_error: str | None = None
     #: A process in the sandbox was killed for memory while this job ran.
     oom: bool = False
+    #: "tests" or "program"; a program job reports every case (in order) in `cases`.
+    kind: str = "tests"
+    cases: list[CaseRecord] = field(default_factory=list)
 
 
 def format_result_line(nonce: str, recycle: bool, result: JobResult) -> bytes:
@@ -300,6 +370,39 @@ def _failure(raw: Any) -> FailureRecord:
     )
 
 
+def _optional_int(value: Any, name: str) -> int | None:
+    return None if value is None else int(_want(value, int, name))
+
+
+def _optional_line(value: Any, name: str, *, trusted: bool) -> str | None:
+    if value is None:
+        return None
+    text = _want(value, str, name)
+    return summary_line(text)[:MAX_LINE] if trusted else clean(text, MAX_LINE)
+
+
+def _case(raw: Any) -> CaseRecord:
+    raw = _want(raw, dict, "cases[]")
+    outcome = _want(raw.get("outcome"), str, "outcome")
+    if outcome not in CASE_OUTCOMES:
+        raise ProtocolError(f"result field outcome: unknown {outcome[:40]!r}")
+    return CaseRecord(
+        name=summary_line(_want(raw.get("name"), str, "name"))[:MAX_TEST_ID],
+        outcome=outcome,
+        summary=summary_line(_want(raw.get("summary"), str, "summary")),
+        ran=bool(_want(raw.get("ran", True), bool, "ran")),
+        time_s=_number(raw.get("time_s", 0.0), "time_s"),
+        cpu_s=_number(raw.get("cpu_s", 0.0), "cpu_s"),
+        memory_bytes=_count(raw.get("memory_bytes", 0), "memory_bytes"),
+        exit_code=_optional_int(raw.get("exit_code"), "exit_code"),
+        signal=_optional_int(raw.get("signal"), "signal"),
+        line=_optional_int(raw.get("line"), "line"),
+        output_line=_optional_int(raw.get("output_line"), "output_line"),
+        expected_line=_optional_line(raw.get("expected_line"), "expected_line", trusted=True),
+        got_line_untrusted=_optional_line(raw.get("got_line_untrusted"), "got_line_untrusted", trusted=False),
+    )
+
+
 def parse_result(payload: bytes, *, max_bytes: int) -> JobResult:
     """Check and build a JobResult from a result line's JSON. Raises ProtocolError."""
     if len(payload) > max_bytes:
@@ -316,6 +419,12 @@ def parse_result(payload: bytes, *, max_bytes: int) -> JobResult:
     runner = _want(raw.get("runner"), str, "runner")
     if runner not in RUNNERS:
         raise ProtocolError("result field runner: unknown")
+    kind = _want(raw.get("kind", "tests"), str, "kind")
+    if kind not in KINDS:
+        raise ProtocolError("result field kind: unknown")
+    cases = _want(raw.get("cases", []), list, "cases")
+    if len(cases) > MAX_CASES:
+        raise ProtocolError("result field cases: too many")
     return JobResult(
         runner=runner,
         exit_code=_want(raw.get("exit_code"), int, "exit_code"),
@@ -332,4 +441,6 @@ def parse_result(payload: bytes, *, max_bytes: int) -> JobResult:
         host_wait_s=_number(raw.get("host_wait_s", 0.0), "host_wait_s"),
         sandbox_error=None if error is None else summary_line(_want(error, str, "sandbox_error")),
         oom=bool(_want(raw.get("oom", False), bool, "oom")),
+        kind=kind,
+        cases=[_case(c) for c in cases],
     )

@@ -82,6 +82,10 @@ def _pytest(recorder: Results) -> int:
 def run_job(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
     """Run one job's suite against the loaded candidate. Returns (result, trouble)."""
     config = header.config
+    if config.kind == "program":  # cases on stdin/stdout instead of tests (program.py)
+        from .program import run_program
+
+        return run_program(header, ctl)
     clock = ChargedClock()
     session = CandidateSession(
         ctl,

@@ -12,7 +12,11 @@ Requests arrive from the trusted side over a SEQPACKET socket (JSON, fds attache
 
     load  {modules}, fd=memfd    keep this job's candidate files (JSON, as on the job's stdin)
     spawn fds=[rpc, output]      fork a candidate process; {"pid": ...}
-    reap  {pid}                  kill it if alive; {"exit_code"|"signal"|"unknown"}
+    spawn_program {cpu_s} fds=[stdin, stdout, stderr]
+                                 fork a process that runs the candidate's source as a program
+                                 (program_exec.py) on these pipes; {"pid": ...}
+    reap  {pid}                  kill it if alive; {"exit_code"|"signal"|"unknown"}, and for a
+                                 process it waited for, "cpu_s" and "max_rss_kb" from the kernel
     reset                        kill every candidate process, wipe every place it can write,
                                  remove its IPC objects; {"ok": bool, ...}. A reset that is not ok
                                  means the sandbox may hold a candidate's leftovers: recycle it.
@@ -94,15 +98,17 @@ def become(uid: int, *, keep_setuid: bool = False) -> None:
         os._exit(70)  # never run anything with privileges we did not mean to keep
 
 
-def _reap(statuses: dict[int, int]) -> None:
+def _reap(statuses: dict[int, int], usage: dict[int, resource.struct_rusage] | None = None) -> None:
     while True:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            pid, status, rusage = os.wait4(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
         statuses[pid] = status
+        if usage is not None:
+            usage[pid] = rusage
 
 
 def _describe(status: int) -> dict[str, object]:
@@ -206,12 +212,26 @@ def _limits_snapshot() -> tuple[Any, ...]:
     return (*rlimits, os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0))
 
 
+def _enter_candidate() -> None:
+    """In a freshly forked child: become the candidate's uid with no capability, die with the
+    zygote, and be the first the kernel kills under memory pressure."""
+    become(CANDIDATE_UID)
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    try:
+        with open("/proc/self/oom_score_adj", "w") as fh:
+            fh.write("1000")
+    except OSError:
+        pass
+
+
 class Zygote:
     def __init__(self, ctl: socket.socket) -> None:
         self.ctl = ctl
         self.statuses: dict[int, int] = {}
         self.modules: list[str] = []
         self.files: dict[str, bytes] = {}
+        #: The kernel's account (CPU time, peak memory) of each child waited for.
+        self.usage: dict[int, resource.struct_rusage] = {}
         self.snapshot = _limits_snapshot()
 
     def _reset(self) -> dict[str, Any]:
@@ -241,6 +261,7 @@ class Zygote:
         os.waitpid(pid, 0)
         _reap(self.statuses)
         self.statuses.clear()
+        self.usage.clear()
         # Unreachable by candidates by construction (another uid); checked anyway, since a
         # changed rlimit or priority here would be inherited by every later candidate.
         intact = _limits_snapshot() == self.snapshot
@@ -252,20 +273,8 @@ class Zygote:
         if pid == 0:
             try:
                 self.ctl.close()
-                become(CANDIDATE_UID)
-                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-                try:  # under memory pressure the kernel kills candidate processes first
-                    with open("/proc/self/oom_score_adj", "w") as fh:
-                        fh.write("1000")
-                except OSError:
-                    pass
-                if os.path.lexists(CANDIDATE_DIR):
-                    shutil.rmtree(CANDIDATE_DIR)  # never a file an earlier candidate process of this run left
-                for rel, data in self.files.items():
-                    path = os.path.join(CANDIDATE_DIR, rel)
-                    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-                    with open(path, "wb") as fh:
-                        fh.write(data)
+                _enter_candidate()
+                self._write_files()
                 from . import candidate
 
                 candidate.serve(fds[0], fds[1], self.modules, CANDIDATE_DIR)
@@ -275,16 +284,54 @@ class Zygote:
             os.close(fd)
         return pid
 
+    def _write_files(self) -> None:
+        """In a candidate child: the job's candidate files under CANDIDATE_DIR, nothing else."""
+        if os.path.lexists(CANDIDATE_DIR):
+            shutil.rmtree(CANDIDATE_DIR)  # never a file an earlier candidate process of this run left
+        for rel, data in self.files.items():
+            path = os.path.join(CANDIDATE_DIR, rel)
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            with open(path, "wb") as fh:
+                fh.write(data)
+
+    def _program_path(self) -> str:
+        """The file a program job runs: its first module's (a program is one file)."""
+        return os.path.join(CANDIDATE_DIR, *self.modules[0].split(".")) + ".py"
+
+    def _spawn_program(self, fds: list[int], cpu_backstop_s: int) -> int:
+        """Fork a process that runs the candidate's source as a program on fds [stdin, stdout,
+        stderr]; it becomes the candidate's uid like every candidate process (`_enter_candidate`)."""
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self.ctl.close()
+                _enter_candidate()
+                self._write_files()
+                from . import program_exec
+
+                program_exec.run(fds, self._program_path(), cpu_backstop_s)
+            finally:
+                os._exit(70)
+        for fd in fds:
+            os.close(fd)
+        return pid
+
     def _reap_one(self, pid: int) -> dict[str, object]:
         if pid not in self.statuses:
             try:
                 os.kill(pid, signal.SIGKILL)
-                _, status = os.waitpid(pid, 0)
+                _, status, rusage = os.wait4(pid, 0)
                 self.statuses[pid] = status
+                self.usage[pid] = rusage
             except (ProcessLookupError, ChildProcessError):
                 pass
         known = self.statuses.get(pid)
-        return _describe(known) if known is not None else {"unknown": True}
+        if known is None:
+            return {"unknown": True}
+        account = self.usage.get(pid)
+        if account is None:
+            return _describe(known)
+        return {**_describe(known), "cpu_s": account.ru_utime + account.ru_stime, "max_rss_kb": account.ru_maxrss}
 
     def serve(self) -> None:
         while True:
@@ -297,7 +344,7 @@ class Zygote:
                 return
             request = json.loads(data)
             op = request["op"]
-            _reap(self.statuses)
+            _reap(self.statuses, self.usage)
             reply: dict[str, Any]
             if op == "load":
                 self.modules = [str(m) for m in request["modules"]]
@@ -306,6 +353,8 @@ class Zygote:
                 reply = {"ok": True}
             elif op == "spawn":
                 reply = {"pid": self._spawn(fds)}
+            elif op == "spawn_program":
+                reply = {"pid": self._spawn_program(fds, int(request["cpu_s"]))}
             elif op == "reap":
                 reply = self._reap_one(int(request["pid"]))
             elif op == "reset":
@@ -318,7 +367,8 @@ class Zygote:
 def serve(ctl: socket.socket) -> None:
     import importlib
 
-    from . import candidate  # noqa: F401 - imported once here; every candidate process inherits it
+    # Imported once here; every candidate process (function calls or a program) inherits them.
+    from . import candidate, program_exec  # noqa: F401
 
     for name in COMMON_MODULES:
         importlib.import_module(name)

@@ -1,0 +1,419 @@
+"""The trusted side of a program job: run every case of a suite against the candidate as a
+program on stdin/stdout, and judge each output. Run by the trusted child instead of the tests
+when the job's kind is "program" (see trusted.run_job).
+
+Per case:
+
+1. the zygote forks a process from its already-started interpreter, which becomes the
+   candidate's uid and runs the source as `__main__` (`program_exec.py`) on three pipes made
+   here; the case's input and expected output never leave this process (the suite is in
+   /run/trusted, mode 0700, another uid);
+2. this side feeds stdin, drains stdout and stderr with caps, and ends the case on its charged
+   clock (`time_limit_s`), on the program's peak memory (`memory_bytes`, read from /proc while it
+   runs and from the kernel's account when it ends), or on output beyond the cap;
+3. the zygote reaps it (exit code or signal, CPU time, peak memory), then resets the candidate
+   side (every process of the candidate's uid killed, every place it can write wiped): no case
+   sees another's processes or files, and output a leftover child writes later never counts;
+4. the output is compared here, outside the candidate's process (`cases.py`).
+
+After MAX_TIMEOUTS cases that ran out of time, or once the run's own time limit is spent, the
+remaining cases are not run (each is recorded as such): the verdict is a timeout either way.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import select
+import signal
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from .cases import Case, Checker, Judgement, checker_from_source, compare, load_cases, run_checker
+from .clock import ChargedClock
+from .protocol import (
+    MAX_DETAIL,
+    MAX_FAILURES,
+    OVERLOAD_FACTOR,
+    SUITE_DIR,
+    CaseRecord,
+    Counts,
+    FailureRecord,
+    JobHeader,
+    JobResult,
+    ProgramConfig,
+)
+from .proxy import MAX_TIMEOUTS, control, oom_kills
+
+#: How often a running case checks the clock and the program's memory.
+POLL_S = 0.005
+#: Bytes of a case's stderr kept for its failure's detail.
+STDERR_KEEP = 2000
+#: Bytes of stderr, over all cases, kept as the run's candidate output (evidence shows 4,000 characters).
+STDERR_LOG = 16 * 1024
+#: Reading what is left in the pipes after the reset killed every writer.
+DRAIN_S = 2.0
+_CHUNK = 1 << 16
+
+
+@dataclass
+class _Run:
+    """What one case's process did, from this side's and the kernel's observations."""
+
+    stdout: bytearray = field(default_factory=bytearray)
+    stderr: bytearray = field(default_factory=bytearray)
+    out_total: int = 0
+    err_total: int = 0
+    #: Why this side ended the case early: timeout, oom, output_limit, overloaded (or None).
+    ended: str | None = None
+    time_limit_s: float = 0.0
+    time_s: float = 0.0
+    status: dict[str, object] = field(default_factory=dict)
+    oom_killed: bool = False
+    reset_ok: bool = True
+
+
+def _suite_files(root: str) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    for dirpath, _dirs, names in os.walk(root):
+        for name in names:
+            path = os.path.join(dirpath, name)
+            with open(path, "rb") as fh:
+                files[os.path.relpath(path, root).replace(os.sep, "/")] = fh.read()
+    return files
+
+
+def _rss_bytes(pid: int) -> int:
+    """The resident memory of `pid` now (0 when it is gone). /proc/PID/status is world-readable."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _exited(pid: int) -> bool:
+    """Whether `pid` has ended (a zombie the zygote has not reaped yet, or gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b")")[2].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True
+
+
+class _Case:
+    """One case's process, pipes and limits."""
+
+    def __init__(self, ctl: socket.socket, config: ProgramConfig, clock: ChargedClock, output_cap: int) -> None:
+        self.ctl = ctl
+        self.config = config
+        self.clock = clock
+        self.output_cap = output_cap
+
+    def run(self, case: Case, time_limit_s: float) -> _Run:
+        run = _Run(time_limit_s=time_limit_s)
+        stdin_r, stdin_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        backstop = int(time_limit_s * OVERLOAD_FACTOR) + 2
+        try:
+            reply = control(self.ctl, {"op": "spawn_program", "cpu_s": backstop}, [stdin_r, out_w, err_w])
+        finally:
+            for fd in (stdin_r, out_w, err_w):
+                os.close(fd)
+        pid = int(reply["pid"])
+        try:
+            pidfd: int | None = os.pidfd_open(pid)
+        except OSError:  # a kernel or runtime without pidfds: poll /proc instead
+            pidfd = None
+        oom_before = oom_kills()
+        try:
+            self._watch(run, pid, pidfd, case.input, stdin_w, out_r, err_r, time_limit_s)
+            run.status = control(self.ctl, {"op": "reap", "pid": pid})  # kills it if still running
+            run.oom_killed = run.status.get("signal") == signal.SIGKILL and oom_kills() > oom_before >= 0
+            # Every process of the candidate's uid dies here, so nothing else holds the pipes:
+            # what is left in them is what the program wrote before it ended.
+            run.reset_ok = bool(control(self.ctl, {"op": "reset"}).get("ok"))
+            self._drain(run, out_r, err_r)
+        finally:
+            for fd in (stdin_w, out_r, err_r, *([pidfd] if pidfd is not None else [])):
+                try:
+                    os.close(fd)
+                except OSError:  # stdin_w may be closed already
+                    pass
+        return run
+
+    def _take(self, run: _Run, fd: int, out_r: int) -> bool:
+        """Read what `fd` has; False at its end."""
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            return True
+        if not chunk:
+            return False
+        if fd == out_r:
+            run.out_total += len(chunk)
+            room = self.output_cap - len(run.stdout)
+            if room > 0:
+                run.stdout += chunk[:room]
+        else:
+            run.err_total += len(chunk)
+            room = STDERR_KEEP - len(run.stderr)
+            if room > 0:
+                run.stderr += chunk[:room]
+        if run.out_total > self.output_cap or run.err_total > self.output_cap:
+            run.ended = run.ended or "output_limit"
+        return True
+
+    def _watch(
+        self,
+        run: _Run,
+        pid: int,
+        pidfd: int | None,
+        data: bytes,
+        stdin_w: int,
+        out_r: int,
+        err_r: int,
+        time_limit_s: float,
+    ) -> None:
+        """Feed and drain the program until it ends or a limit ends it."""
+        for fd in (stdin_w, out_r, err_r):
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
+        clock = self.clock
+        clock.watch(pid)
+        start_charged, start_wall = clock.charged(), time.monotonic()
+        pending = memoryview(data)
+        feeding = True
+        if not pending:
+            os.close(stdin_w)
+            feeding = False
+        readers = {out_r, err_r}
+        exited = False
+        try:
+            while not exited and run.ended is None:
+                watch = [*readers, *([pidfd] if pidfd is not None else [])]
+                readable, writable, _ = select.select(watch, [stdin_w] if feeding else [], [], POLL_S)
+                if feeding and writable:
+                    try:
+                        pending = pending[os.write(stdin_w, pending[:_CHUNK]) :]
+                    except BlockingIOError:
+                        pass
+                    except OSError as exc:  # the program closed its stdin: it wants no more
+                        if exc.errno != errno.EPIPE:
+                            raise
+                        pending = pending[:0]
+                    if not pending:
+                        os.close(stdin_w)
+                        feeding = False
+                for fd in readable:
+                    if fd in readers and not self._take(run, fd, out_r):
+                        readers.discard(fd)
+                exited = (pidfd in readable) if pidfd is not None else _exited(pid)
+                charged = clock.charged() - start_charged
+                if exited or run.ended is not None:
+                    break
+                if charged >= time_limit_s:
+                    run.ended = "timeout"
+                elif time.monotonic() - start_wall >= time_limit_s * OVERLOAD_FACTOR:
+                    run.ended = "overloaded"
+                elif _rss_bytes(pid) > self.config.memory_bytes:
+                    run.ended = "oom"
+        finally:
+            if feeding:
+                os.close(stdin_w)
+            run.time_s = clock.charged() - start_charged
+            clock.watch(None)
+
+    def _drain(self, run: _Run, out_r: int, err_r: int) -> None:
+        readers = {out_r, err_r}
+        deadline = time.monotonic() + DRAIN_S
+        while readers and time.monotonic() < deadline:
+            readable = select.select(list(readers), [], [], max(0.0, deadline - time.monotonic()))[0]
+            for fd in readable:
+                if not self._take(run, fd, out_r):
+                    readers.discard(fd)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _stderr_detail(run: _Run) -> str:
+    text = run.stderr.decode("utf-8", "replace")
+    if run.err_total > len(run.stderr):
+        text += f"\n... [{run.err_total - len(run.stderr)} more bytes of stderr]"
+    lines = text.rstrip("\n").splitlines()
+    if lines:  # the last line (an exception's) the way a failure shows it
+        lines[-1] = f"E   {lines[-1]}"
+    return "\n".join(lines)[-MAX_DETAIL:]
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    record: CaseRecord
+    detail: str
+
+
+def _outcome(
+    case: Case, run: _Run, config: ProgramConfig, judge: Callable[[Case, bytes], Judgement], cap: int
+) -> _Outcome:
+    status = run.status
+    raw_exit, raw_sig, raw_rss, raw_cpu = (status.get(k) for k in ("exit_code", "signal", "max_rss_kb", "cpu_s"))
+    exit_code = raw_exit if isinstance(raw_exit, int) else None
+    sig = raw_sig if isinstance(raw_sig, int) else None
+    rss = raw_rss * 1024 if isinstance(raw_rss, int) else 0
+    cpu = float(raw_cpu) if isinstance(raw_cpu, (int, float)) else 0.0
+    limit_mib = config.memory_bytes / 1024**2
+    base = {
+        "name": case.name,
+        "time_s": round(run.time_s, 4),
+        "cpu_s": round(cpu, 4),
+        "memory_bytes": rss,
+        "exit_code": exit_code,
+        "signal": sig,
+    }
+    stderr = _stderr_detail(run)
+
+    def record(outcome: str, summary: str, detail: str = stderr, **extra: object) -> _Outcome:
+        return _Outcome(CaseRecord(outcome=outcome, summary=summary, **base, **extra), detail)  # type: ignore[arg-type]
+
+    if run.ended == "output_limit":
+        return record("output_limit", f"the program wrote more than {cap} bytes to stdout or stderr")
+    if run.ended == "overloaded":
+        return record(
+            "overloaded",
+            f"the host was too busy: the case waited for a CPU past {OVERLOAD_FACTOR:g}x its "
+            f"{config.time_limit_s:g} s limit",
+        )
+    if run.ended == "timeout" or run.time_s > run.time_limit_s or sig == signal.SIGXCPU:
+        return record("timeout", f"the program did not finish within the {config.time_limit_s:g} s time limit")
+    if run.ended == "oom" or run.oom_killed or rss > config.memory_bytes:
+        return record("oom", f"the program used more than its {limit_mib:g} MiB memory limit")
+    if sig is not None:
+        return record("runtime_error", f"the program was killed by {_signal_name(sig)}")
+    if exit_code != 0:
+        how = f"exited with code {exit_code}" if exit_code is not None else "ended in an unknown way"
+        return record("runtime_error", f"the program {how}")
+    verdict = judge(case, bytes(run.stdout))
+    if verdict.ok:
+        return record("passed", verdict.summary, detail="")
+    got = verdict.got_line
+    detail = verdict.detail or (f"E   line {verdict.output_line} of the output: {got}" if got is not None else "")
+    return record(
+        "wrong_answer",
+        verdict.summary,
+        detail=detail,
+        line=verdict.line,
+        output_line=verdict.output_line,
+        expected_line=verdict.expected_line,
+        got_line_untrusted=got,
+    )
+
+
+def _judge(config: ProgramConfig, files: dict[str, bytes]) -> Callable[[Case, bytes], Judgement]:
+    if config.compare == "checker":
+        assert config.checker is not None
+        check: Checker = checker_from_source(files[config.checker], f"{SUITE_DIR}/{config.checker}")
+        return lambda case, output: run_checker(check, case, output)
+    mode, abs_tol, rel_tol = config.compare, config.abs_tol, config.rel_tol
+    return lambda case, output: compare(mode, case.output, output, abs_tol=abs_tol, rel_tol=rel_tol)
+
+
+def _not_run(case: Case, outcome: str, summary: str) -> _Outcome:
+    return _Outcome(CaseRecord(name=case.name, outcome=outcome, summary=f"not run: {summary}", ran=False), "")
+
+
+def run_program(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
+    """Run a program job's cases against the loaded candidate. Returns (result, trouble)."""
+    config = header.config
+    program = config.program
+    if program is None:
+        raise ValueError("a program job without its [program] settings")
+    t_start = time.monotonic()
+    files = _suite_files(SUITE_DIR)
+    cases = load_cases(files, program.cases)
+    judge = _judge(program, files)
+    clock = ChargedClock()
+    output_cap = config.output_bytes
+    runner = _Case(ctl, program, clock, output_cap)
+    outcomes: list[_Outcome] = []
+    timeouts = 0
+    trouble = False
+    stop: tuple[str, str] | None = None
+    oom_before = oom_kills()
+    stderr_log = bytearray()
+    for case in cases:
+        left = config.budget_s - clock.charged()
+        if stop is None and left <= 0:
+            stop = ("timeout", f"the run's {config.budget_s:g} s time limit ran out")
+        if stop is not None:
+            outcomes.append(_not_run(case, *stop))
+            continue
+        run = runner.run(case, min(program.time_limit_s, left))
+        outcome = _outcome(case, run, program, judge, output_cap)
+        if outcome.record.outcome == "timeout" and program.time_limit_s > left:
+            summary = f"the run's {config.budget_s:g} s time limit ran out during this case"
+            outcome = _Outcome(replace(outcome.record, summary=summary), outcome.detail)
+        outcomes.append(outcome)
+        if run.stderr and len(stderr_log) < STDERR_LOG:
+            stderr_log += f"[case {case.name}] ".encode() + bytes(run.stderr[: STDERR_LOG - len(stderr_log)])
+        if outcome.record.outcome in ("timeout", "overloaded"):
+            timeouts += 1
+            if timeouts >= MAX_TIMEOUTS:
+                stop = (outcome.record.outcome, f"the program already exceeded a time limit {timeouts} times")
+        if not run.reset_ok:
+            trouble = True
+            stop = ("runtime_error", "the program left processes or files that could not be removed")
+            if outcome.record.outcome == "passed":
+                outcomes[-1] = _Outcome(replace(outcome.record, outcome="runtime_error", summary=stop[1]), "")
+    clock.tick(force=True)
+    failed = [o for o in outcomes if o.record.outcome != "passed"]
+    # Lines of text only for the failures reported in full: the result line stays bounded
+    # however many cases a candidate gets wrong.
+    keep = {id(o) for o in failed[:MAX_FAILURES]}
+    records = [
+        o.record
+        if id(o) in keep or o.record.outcome == "passed"
+        else replace(o.record, expected_line=None, got_line_untrusted=None)
+        for o in outcomes
+    ]
+    failures = [
+        FailureRecord(
+            test_id=f"case {o.record.name}",
+            kind=o.record.outcome,
+            summary=o.record.summary,
+            detail_untrusted=o.detail,
+        )
+        for o in failed[:MAX_FAILURES]
+    ]
+    passed = len(records) - len(failed)
+    # A kill by the container's OOM killer may have touched more than the program: a sandbox
+    # that saw one is not reused. (A case ended here for its own memory limit is routine, as
+    # are time limits: the reset after every case checked that nothing was left.)
+    oom = oom_kills() > oom_before >= 0
+    return (
+        JobResult(
+            runner=config.runner,
+            exit_code=0 if not failed else 1,
+            counts=Counts(expected=len(records), passed=passed, failed=len(failed)),
+            failures=failures,
+            failures_total=len(failed),
+            candidate_output=stderr_log.decode("utf-8", "replace"),
+            candidate_output_bytes=len(stderr_log),
+            tests_s=time.monotonic() - t_start,
+            host_wait_s=clock.credit,
+            kind="program",
+            cases=records,
+            oom=oom,
+        ),
+        trouble or oom,
+    )
