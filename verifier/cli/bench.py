@@ -198,3 +198,88 @@ def humaneval(
             "verdicts on the model, and pass@k counts them as failed: rerun them"
         )
         raise typer.Exit(2)
+
+
+@bench_app.command("io")
+def io(
+    samples: Annotated[Path, typer.Argument(help="JSONL samples: problem_id and program (Python source).")],
+    problems: Annotated[
+        Path,
+        typer.Option(
+            help="Problems JSONL: problem_id, tests [{input, output}], optional compare, checker, time_limit_s, "
+            "memory_bytes (schema: verifier/bench/io.py, docs/programs.md)."
+        ),
+    ],
+    limit: Annotated[int | None, typer.Option(help="Verify only the first N samples.")] = None,
+    k: Annotated[
+        str,
+        typer.Option(
+            "--k", help="The k of pass@k, comma-separated; reported only when every problem has at least k samples."
+        ),
+    ] = REFERENCE_KS,
+    workers: Annotated[int | None, typer.Option(help="Concurrent sandboxes (default: the core count).")] = None,
+    policy: Annotated[
+        str, typer.Option(help="reuse (fast, default) | fresh (a container per sample) | cold.")
+    ] = "reuse",
+    json_out: Annotated[
+        Path | None, typer.Option(help="Also write the summary (pass@k, status counts, timing) as JSON.")
+    ] = None,
+) -> None:
+    """Run every sample program on its problem's cases (stdin in, stdout compared); write
+    <samples>_results.jsonl and print pass@k and how many samples ended with each status.
+
+    Exit 0 when every sample got a verdict, 2 for bad input or when any sample could not be
+    verified (infra_error/overloaded: not the program's failure, but pass@k is then not trustworthy)."""
+    from verifier.batch import default_workers
+    from verifier.errors import SandboxUnavailable
+    from verifier.sandbox.docker_engine import connect
+    from verifier.sandbox.image import build, image_tag
+
+    err = Console(stderr=True, soft_wrap=True)
+    if policy not in ("reuse", "fresh", "cold"):
+        err.print("[red]error:[/] --policy must be reuse, fresh or cold")
+        raise typer.Exit(2)
+    for what, path in (("samples", samples), ("problems", problems)):
+        if not path.is_file():
+            err.print(f"[red]error:[/] {what} file {escape(str(path))} does not exist")
+            raise typer.Exit(2)
+    try:
+        ks = _ks(k)
+        from verifier.bench import io as bio
+
+        probs = bio.load_problems(problems)
+        items = bio.read_samples(samples, probs, limit)
+    except ImportError:
+        err.print(f"[red]error:[/] install the bench extra: {escape(install_hint('bench'))}")
+        raise typer.Exit(2) from None
+    except (OSError, ValueError) as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    if not items:
+        err.print("[red]error:[/] no samples to verify")
+        raise typer.Exit(2)
+    workers = workers or default_workers()
+    try:
+        build(connect())
+    except SandboxUnavailable as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    attempted = len({s.problem_id for s in items})
+    err.print(f"{len(items)} samples of {attempted} problems, {workers} workers, policy {policy}")
+    policies: dict[str, Literal["reuse", "fresh", "cold"]] = {"reuse": "reuse", "fresh": "fresh", "cold": "cold"}
+    chosen = policies[policy]
+    run = bio.evaluate(items, probs, ks=ks, workers=workers, policy=chosen, image=image_tag())
+    out_path = Path(f"{samples}_results.jsonl")
+    with open(out_path, "w") as fh:
+        for sample, ev in zip(items, run.evidence, strict=True):
+            fh.write(json.dumps(bio.result_row(sample, ev)) + "\n")
+    summary = {**run.summary, "results": str(out_path)}
+    print(json.dumps(summary, indent=2))
+    if json_out:
+        json_out.write_text(json.dumps(summary, indent=2) + "\n")
+    if summary["infra_errors"]:
+        err.print(
+            f"[red]error:[/] {summary['infra_errors']} sample(s) could not be verified (infra_error or overloaded); "
+            "they are not verdicts on the programs, and pass@k counts them as failed: rerun them"
+        )
+        raise typer.Exit(2)

@@ -1,0 +1,3 @@
+t = int(input())
+a, b = map(int, input().split())
+print(a + b)

@@ -1,0 +1,307 @@
+"""stdin/stdout programs in the sandbox, with pass@k: what `verifier bench io` runs.
+
+**Problems** (JSONL, one problem per line; close to the public competitive-programming sets:
+APPS/TACO keep `input_output: {"inputs": [...], "outputs": [...]}`, CodeContests
+`private_tests: {"input": [...], "output": [...]}`, both map one to one onto `tests`)::
+
+    {"problem_id": "a-plus-b",
+     "tests": [{"input": "1 2\\n", "output": "3\\n"}, ...],   # at least one
+     "compare": "tokens",          # optional: exact | tokens (default) | float | checker
+     "abs_tol": 1e-6, "rel_tol": 1e-6,                       # optional, for float
+     "checker": "def check(input, output, expected): ...",  # optional: a special judge (Python
+                                   # source, trusted: it runs on the trusted side); implies compare "checker"
+     "time_limit_s": 2.0,          # optional, per case
+     "memory_bytes": 268435456,    # optional, per case
+     "meta": {...}}                # optional, anything (statement, source, tags); ignored
+
+Unknown keys are refused, so a misspelt limit is never silently ignored.
+
+**Samples** (JSONL)::
+
+    {"problem_id": "a-plus-b", "program": "a, b = map(int, input().split())\\nprint(a + b)\\n", ...}
+
+Other keys of a sample are kept and written back with its result. Each problem becomes a program
+suite (`suite.toml` with `kind = "program"`, `cases.jsonl`, `checker.py`), so a sample is verified
+exactly as `verifier check PROGRAM.py --suite DIR` would verify it, and its evidence names the
+suite's digest. pass@k follows the reference rule of `verifier.bench.passk`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from verifier.bench.passk import DEFAULT_KS, PassAtK, reference_pass_at_ks
+from verifier.errors import InvalidInput
+from verifier.evidence import Evidence, Status
+from verifier.inputs import Candidate
+from verifier.limits import DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_BYTES, Limits, MiB
+from verifier.suite import PROGRAM_MEMORY_RESERVE, Suite, check_program, parse_manifest
+
+CHECKER_FILE = "checker.py"
+CASES_FILE = "cases.jsonl"
+#: Room on top of the cases' own time limits for the whole sandboxed run of a sample.
+RUN_SLACK_S = 10.0
+
+
+class IOTest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: str
+    output: str
+
+
+class IOProblem(BaseModel):
+    """One line of a problems file (see the module's documentation)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    problem_id: str = Field(min_length=1, max_length=200)
+    tests: list[IOTest] = Field(min_length=1)
+    compare: Literal["exact", "tokens", "float", "checker"] | None = None
+    abs_tol: float = Field(1e-6, ge=0, allow_inf_nan=False)
+    rel_tol: float = Field(1e-6, ge=0, allow_inf_nan=False)
+    checker: str | None = None
+    time_limit_s: float = Field(2.0, gt=0, le=600)
+    memory_bytes: int = Field(256 * MiB, ge=16 * MiB)
+    meta: Any = None
+
+    @model_validator(mode="after")
+    def _checker(self) -> IOProblem:
+        if self.compare == "checker" and self.checker is None:
+            raise ValueError("compare 'checker' needs a checker")
+        if self.checker is not None and self.compare not in (None, "checker"):
+            raise ValueError(f"a checker decides alone: drop compare {self.compare!r}")
+        return self
+
+    @property
+    def mode(self) -> str:
+        return "checker" if self.checker is not None else (self.compare or "tokens")
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a TOML basic string
+    return repr(value)
+
+
+def problem_suite(problem: IOProblem) -> Suite:
+    """The program suite of a problem: suite.toml, cases.jsonl and (if any) checker.py.
+    Raises InvalidInput when the problem cannot make a usable suite."""
+    settings: dict[str, object] = {
+        "cases": CASES_FILE,
+        "compare": problem.mode,
+        "time_limit_s": problem.time_limit_s,
+        "memory_bytes": problem.memory_bytes,
+    }
+    if problem.mode == "float":
+        settings |= {"abs_tol": problem.abs_tol, "rel_tol": problem.rel_tol}
+    files = {
+        CASES_FILE: b"".join(
+            json.dumps({"name": str(i), "input": t.input, "output": t.output}).encode() + b"\n"
+            for i, t in enumerate(problem.tests, start=1)
+        )
+    }
+    if problem.checker is not None:
+        settings["checker"] = CHECKER_FILE
+        files[CHECKER_FILE] = problem.checker.encode()
+    toml = f'kind = "program"\nname = {_toml_value(problem.problem_id)}\n\n[program]\n' + "".join(
+        f"{key} = {_toml_value(value)}\n" for key, value in settings.items()
+    )
+    files["suite.toml"] = toml.encode()
+    where = f"problem {problem.problem_id}"
+    manifest = parse_manifest(files["suite.toml"], where)
+    check_program(files, manifest, where)
+    return Suite(files=files, manifest=manifest, name=problem.problem_id)
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+            except ValueError:
+                raise ValueError(f"{path}:{number}: not JSON") from None
+            if not isinstance(raw, dict):
+                raise ValueError(f"{path}:{number}: a line must be a JSON object")
+            yield number, raw
+
+
+@dataclass(frozen=True)
+class Problem:
+    spec: IOProblem
+    suite: Suite
+
+
+def load_problems(path: Path) -> dict[str, Problem]:
+    """The problems of a problems file, each validated and made into its suite. Raises ValueError
+    naming the line and the key."""
+    problems: dict[str, Problem] = {}
+    for number, raw in read_jsonl(path):
+        try:
+            spec = IOProblem.model_validate(raw)
+            suite = problem_suite(spec)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            key = ".".join(str(part) for part in first["loc"]) or "problem"
+            raise ValueError(f"{path}:{number}: {key}: {str(first['msg']).removeprefix('Value error, ')}") from None
+        except InvalidInput as exc:
+            raise ValueError(f"{path}:{number}: {exc}") from None
+        if spec.problem_id in problems:
+            raise ValueError(f"{path}:{number}: problem_id {spec.problem_id!r} appears twice")
+        problems[spec.problem_id] = Problem(spec, suite)
+    return problems
+
+
+@dataclass(frozen=True)
+class Sample:
+    problem_id: str
+    program: str
+    line: dict[str, Any]
+
+
+def read_samples(path: Path, problems: dict[str, Problem], limit: int | None = None) -> list[Sample]:
+    samples: list[Sample] = []
+    for number, raw in read_jsonl(path):
+        if limit is not None and len(samples) >= limit:
+            break
+        if not isinstance(raw.get("problem_id"), str) or not isinstance(raw.get("program"), str):
+            raise ValueError(f"{path}:{number}: a sample needs problem_id and program (strings)")
+        if raw["problem_id"] not in problems:
+            raise ValueError(f"{path}:{number}: unknown problem_id {raw['problem_id'][:100]!r}")
+        samples.append(Sample(raw["problem_id"], raw["program"], raw))
+    return samples
+
+
+def unique_jobs(
+    samples: Iterable[Sample], problems: dict[str, Problem]
+) -> tuple[list[tuple[Candidate, Suite]], list[int]]:
+    """Identical (problem, program bytes) pairs are verified once: (jobs, job index per sample)."""
+    index: dict[tuple[str, str], int] = {}
+    jobs: list[tuple[Candidate, Suite]] = []
+    mapping: list[int] = []
+    for s in samples:
+        program = Candidate.from_text(s.program)
+        key = (s.problem_id, program.sha256)
+        if key not in index:
+            index[key] = len(jobs)
+            jobs.append((program, problems[s.problem_id].suite))
+        mapping.append(index[key])
+    return jobs, mapping
+
+
+def bench_limits(problems: Iterable[Problem]) -> Limits:
+    """Sandbox limits that fit every problem: each sample's whole run may take all its cases'
+    time limits (plus slack), memory leaves the trusted side its reserve, and a case may print
+    twice its expected output."""
+    specs = list(problems)
+    run_s = max((len(p.spec.tests) * p.spec.time_limit_s for p in specs), default=0.0) + RUN_SLACK_S
+    memory = max((p.spec.memory_bytes for p in specs), default=0) + PROGRAM_MEMORY_RESERVE
+    output = max((len(t.output.encode()) for p in specs for t in p.spec.tests), default=0) * 2 + 64 * 1024
+    return Limits(
+        timeout_s=min(3600.0, max(60.0, run_s)),
+        memory_bytes=max(DEFAULT_MEMORY_BYTES, memory),
+        output_bytes=max(DEFAULT_OUTPUT_BYTES, output),
+    )
+
+
+def pass_at_ks(samples: Sequence[Sample], passed: Sequence[bool], ks: Iterable[int] = DEFAULT_KS) -> PassAtK:
+    """pass@k per the reference's rule, over the problems the samples attempt."""
+    per_problem: dict[str, list[bool]] = {}
+    for s, ok in zip(samples, passed, strict=True):
+        per_problem.setdefault(s.problem_id, []).append(ok)
+    return reference_pass_at_ks([(len(v), sum(v)) for v in per_problem.values()], ks)
+
+
+def status_counts(evidence: Iterable[Evidence]) -> dict[str, int]:
+    """How many samples ended with each status (every status listed, zeros included)."""
+    counts = Counter(ev.status.value for ev in evidence)
+    return {status.value: counts.get(status.value, 0) for status in Status}
+
+
+def result_row(sample: Sample, ev: Evidence) -> dict[str, Any]:
+    """A results-file line: the sample's own keys, then what verification found."""
+    first = next((f for f in ev.failures), None)
+    return {
+        **sample.line,
+        "passed": ev.ok,
+        "status": ev.status.value,
+        "reason": ev.reason,
+        "cases_passed": sum(c.status is Status.PASSED for c in ev.cases),
+        "cases": len(ev.cases),
+        "first_failure": None if first is None else f"{first.test_id}: {first.message}",
+        "evidence_id": ev.evidence_id,
+    }
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    """What one `bench io` run found: evidence per sample (in order) and the summary."""
+
+    evidence: list[Evidence]
+    summary: dict[str, Any]
+
+
+def evaluate(
+    samples: Sequence[Sample],
+    problems: dict[str, Problem],
+    *,
+    ks: Iterable[int] = DEFAULT_KS,
+    workers: int,
+    policy: Literal["reuse", "fresh", "cold"] = "reuse",
+    image: str,
+    progress: bool = True,
+) -> BenchRun:
+    """Verify every sample against its problem's suite on a warm pool (or cold containers).
+    `wall_s` is the batch's time once the pool is warm; `startup_s` the pool's start before it."""
+    import time
+
+    from verifier.batch import verify_batch
+    from verifier.evidence import Fault
+    from verifier.verify import Verifier
+
+    jobs, mapping = unique_jobs(samples, problems)
+    limits = bench_limits(problems[s.problem_id] for s in samples)
+    started = time.monotonic()
+    if policy == "cold":
+        verifier = Verifier(limits=limits, image=image)
+    else:  # program suites need nothing pre-imported on the trusted side
+        from verifier.sandbox.pool import WarmPool
+
+        pool = WarmPool(image=image, limits=limits, size=workers, policy=policy, preload="")
+        verifier = Verifier(backend=pool, image=image, limits=limits)
+    with verifier:
+        if policy != "cold":
+            pool.warm_up()
+        ready = time.monotonic()
+        distinct = verify_batch(verifier, jobs, workers=workers, progress=progress)
+    wall = time.monotonic() - ready
+    evidence = [distinct[j] for j in mapping]
+    passed = [ev.ok for ev in evidence]
+    scores = pass_at_ks(samples, passed, ks)
+    summary = {
+        "samples": len(samples),
+        "distinct": len(jobs),
+        "passed": sum(passed),
+        "statuses": status_counts(evidence),
+        "infra_errors": sum(ev.fault in (Fault.VERIFIER, Fault.HOST) for ev in evidence),
+        "cases_run": sum(sum(c.ran for c in distinct[j].cases) for j in set(mapping)),
+        "startup_s": round(ready - started, 2),
+        "wall_s": round(wall, 2),
+        "samples_per_s": round(len(samples) / wall, 2) if wall > 0 else None,
+        "policy": policy,
+        "workers": workers,
+        "problems_attempted": len({s.problem_id for s in samples}),
+        "problems_in_file": len(problems),
+        **scores.scores,
+        "pass@k_not_reported": scores.not_reported,
+    }
+    return BenchRun(evidence=evidence, summary=summary)
