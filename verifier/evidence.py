@@ -148,7 +148,10 @@ class LineDifference(BaseModel):
     line: int = Field(ge=1, description="Line number (1-based) in the expected output.")
     output_line: int = Field(ge=1, description="Line number (1-based) in the program's output.")
     expected: TrustedLine = Field(description="That line of the expected output (the suite's text), truncated.")
-    got_untrusted: UntrustedText = Field(description="That line of the program's output (candidate text), truncated.")
+    got_untrusted: UntrustedText | None = Field(
+        description="That line of the program's output (candidate text), truncated; null when the output "
+        "ended before it."
+    )
 
 
 class CaseOutcome(BaseModel):

@@ -85,7 +85,7 @@ def _case(record: CaseRecord) -> CaseOutcome:
             line=max(1, record.line),
             output_line=max(1, record.output_line),
             expected=record.expected_line,
-            got_untrusted=record.got_line_untrusted or "",
+            got_untrusted=record.got_line_untrusted,
         )
     return CaseOutcome(
         name=record.name,

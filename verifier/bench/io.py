@@ -271,16 +271,16 @@ def evaluate(
     jobs, mapping = unique_jobs(samples, problems)
     limits = bench_limits(problems[s.problem_id] for s in samples)
     started = time.monotonic()
-    if policy == "cold":
-        verifier = Verifier(limits=limits, image=image)
-    else:  # program suites need nothing pre-imported on the trusted side
-        from verifier.sandbox.pool import WarmPool
-
-        pool = WarmPool(image=image, limits=limits, size=workers, policy=policy, preload="")
-        verifier = Verifier(backend=pool, image=image, limits=limits)
+    verifier = (
+        Verifier(limits=limits, image=image)
+        if policy == "cold"
+        # Program suites need nothing pre-imported on the trusted side.
+        else Verifier.pooled(policy=policy, size=workers, limits=limits, image=image, preload="")
+    )
     with verifier:
-        if policy != "cold":
-            pool.warm_up()
+        warm_up = getattr(verifier.backend_if_made, "warm_up", None)
+        if warm_up is not None:
+            warm_up()
         ready = time.monotonic()
         distinct = verify_batch(verifier, jobs, workers=workers, progress=progress)
     wall = time.monotonic() - ready

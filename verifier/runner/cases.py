@@ -40,7 +40,6 @@ from .protocol import MAX_CASES, MAX_LINE
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 _NUMBER = re.compile(rb"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 _DIGITS = re.compile(r"(\d+)")
-END_OF_OUTPUT = "(end of output)"
 END_OF_EXPECTED = "(end of the expected output)"
 #: The function a checker file must define.
 CHECKER_FUNCTION = "check"
@@ -61,8 +60,9 @@ class Case:
 
 @dataclass(frozen=True)
 class Judgement:
-    """The verdict on one output. `summary` is trusted; `got_line` and `detail` are the
-    candidate's text (or a checker message that may quote it)."""
+    """The verdict on one output. `summary` and `expected_line` are trusted; `got_line` (None when
+    the output ended before the difference) and `detail` are the candidate's text (or a checker
+    message that may quote it)."""
 
     ok: bool
     summary: str
@@ -176,14 +176,21 @@ def _lines(data: bytes) -> list[bytes]:
     return (data[:-1] if data.endswith(b"\n") else data).split(b"\n") if data else []
 
 
-def _wrong(line: int, output_line: int, expected: str, got: str) -> Judgement:
+def _wrong(line: int, output_line: int, expected: bytes | None, got: bytes | None) -> Judgement:
+    """A first difference; None for a side that has already ended."""
+    if got is None:
+        summary = f"wrong answer: the output ends before line {line} of the expected output"
+    elif expected is None:
+        summary = "wrong answer: the output goes on past the end of the expected output"
+    else:
+        summary = f"wrong answer: line {line} of the expected output differs"
     return Judgement(
         ok=False,
-        summary=f"wrong answer: line {line} of the expected output differs",
+        summary=summary,
         line=line,
         output_line=output_line,
-        expected_line=expected,
-        got_line=got,
+        expected_line=END_OF_EXPECTED if expected is None else _text(expected),
+        got_line=None if got is None else _text(got),
     )
 
 
@@ -193,12 +200,7 @@ def _compare_exact(expected: bytes, output: bytes) -> Judgement:
         w = want[i] if i < len(want) else None
         g = got[i] if i < len(got) else None
         if w != g:
-            return _wrong(
-                i + 1,
-                i + 1,
-                END_OF_EXPECTED if w is None else _text(w),
-                END_OF_OUTPUT if g is None else _text(g),
-            )
+            return _wrong(i + 1, i + 1, w, g)
     return Judgement(True, "the output is the expected output")
 
 
@@ -236,8 +238,8 @@ def _compare_tokens(expected: bytes, output: bytes, tolerance: tuple[float, floa
         return _wrong(
             w[1] if w is not None else last_want,
             g[1] if g is not None else last_got,
-            _text(w[2]) if w is not None else END_OF_EXPECTED,
-            _text(g[2]) if g is not None else END_OF_OUTPUT,
+            w[2] if w is not None else None,
+            g[2] if g is not None else None,
         )
     kind = "numbers within tolerance" if tolerance is not None else "tokens"
     return Judgement(True, f"the output has the expected {kind}")

@@ -307,7 +307,10 @@ def _outcome(
     if verdict.ok:
         return record("passed", verdict.summary, detail="")
     got = verdict.got_line
-    detail = verdict.detail or (f"E   line {verdict.output_line} of the output: {got}" if got is not None else "")
+    if verdict.detail:
+        detail = "\n".join(f"E   checker: {line}" for line in verdict.detail.splitlines()[:20])
+    else:
+        detail = f"E   line {verdict.output_line} of the output: {got}" if got is not None else ""
     return record(
         "wrong_answer",
         verdict.summary,
