@@ -46,7 +46,7 @@ from .protocol import (
     JobResult,
     ProgramConfig,
 )
-from .proxy import MAX_TIMEOUTS, control, oom_kills
+from .proxy import MAX_TIMEOUTS, SandboxFailure, control, oom_kills
 
 #: How often a running case checks the clock and the program's memory.
 POLL_S = 0.005
@@ -127,6 +127,8 @@ class _Case:
         finally:
             for fd in (stdin_r, out_w, err_w):
                 os.close(fd)
+        if not isinstance(reply.get("pid"), int):
+            raise SandboxFailure(f"the candidate launcher could not start the program ({reply.get('error')})")
         pid = int(reply["pid"])
         try:
             pidfd: int | None = os.pidfd_open(pid)

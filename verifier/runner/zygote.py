@@ -20,6 +20,8 @@ Requests arrive from the trusted side over a SEQPACKET socket (JSON, fds attache
     reset                        kill every candidate process, wipe every place it can write,
                                  remove its IPC objects; {"ok": bool, ...}. A reset that is not ok
                                  means the sandbox may hold a candidate's leftovers: recycle it.
+                                 When a full process table (a fork bomb) leaves no room for the
+                                 sweeper, the zygote first kills the candidate's processes itself.
 """
 
 from __future__ import annotations
@@ -207,6 +209,24 @@ def _sweep(report_fd: int) -> None:
     os.write(report_fd, json.dumps(report).encode())
 
 
+def _kill_candidates_from_here() -> None:
+    """SIGKILL every candidate process from the zygote itself (CAP_KILL), round after round,
+    without reaping: the dead keep their pid slots as zombies, so a fork bomb cannot refill the
+    table while it is being emptied. Used only when the sweeper cannot be forked."""
+    deadline = time.monotonic() + RESET_BUDGET_S
+    me = os.getpid()
+    while time.monotonic() < deadline:
+        found = _candidate_processes(me)
+        if not found:
+            return
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.001)
+
+
 def _limits_snapshot() -> tuple[Any, ...]:
     rlimits = tuple(resource.getrlimit(r) for r in (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NOFILE))
     return (*rlimits, os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0))
@@ -234,9 +254,25 @@ class Zygote:
         self.usage: dict[int, resource.struct_rusage] = {}
         self.snapshot = _limits_snapshot()
 
+    def _fork_for_reset(self) -> int | None:
+        """A child for the sweep; None when even a process table cleared from here has no room."""
+        try:
+            return os.fork()
+        except OSError:  # the table is full: a fork bomb of the candidate's
+            _kill_candidates_from_here()
+            _reap(self.statuses, self.usage)
+            try:
+                return os.fork()
+            except OSError:
+                return None
+
     def _reset(self) -> dict[str, Any]:
         read_end, write_end = os.pipe()
-        pid = os.fork()
+        pid = self._fork_for_reset()
+        if pid is None:
+            os.close(read_end)
+            os.close(write_end)
+            return {"ok": False, "error": "no process could be started for the reset", "zygote_intact": True}
         if pid == 0:
             try:
                 os.close(read_end)
@@ -354,7 +390,10 @@ class Zygote:
             elif op == "spawn":
                 reply = {"pid": self._spawn(fds)}
             elif op == "spawn_program":
-                reply = {"pid": self._spawn_program(fds, int(request["cpu_s"]))}
+                try:
+                    reply = {"pid": self._spawn_program(fds, int(request["cpu_s"]))}
+                except OSError as exc:  # no room for a process: say so, never die of it
+                    reply = {"error": f"fork failed ({exc.__class__.__name__})"}
             elif op == "reap":
                 reply = self._reap_one(int(request["pid"]))
             elif op == "reset":
