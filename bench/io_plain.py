@@ -2,8 +2,8 @@
 
 What a simple competitive-programming harness does: a new `python3` per case (subprocess),
 stdin fed, stdout and stderr drained with the same caps, the same per-case time limit (wall
-clock here) and memory limit (resident memory, polled while it runs and the kernel's peak when
-it ends), the same comparison (`verifier.runner.cases`, so both judges judge alike) and the same
+clock here) and memory limit (resident memory and its peak, polled from /proc while it runs),
+the same comparison (`verifier.runner.cases`, so both judges judge alike) and the same
 rules as the sandboxed runner: after two cases out of time the rest are not run, and a sample's
 status is its worst case's in the verdict's order (oom, timeout, output_limit, error, failed).
 No isolation at all: run it on trusted programs only (the shipped set).
@@ -53,15 +53,20 @@ class PlainResult:
     seconds: float
 
 
-def _rss(pid: int) -> int:
+def _memory(pid: int) -> tuple[int, int]:
+    """(resident now, peak resident) of `pid` from /proc; (0, 0) once it has ended. The kernel's
+    ru_maxrss is no use here: a child forked from this (large) process starts with its size."""
+    rss = peak = 0
     try:
         with open(f"/proc/{pid}/status", "rb") as fh:
             for line in fh:
                 if line.startswith(b"VmRSS:"):
-                    return int(line.split()[1]) * 1024
+                    rss = int(line.split()[1]) * 1024
+                elif line.startswith(b"VmHWM:"):
+                    peak = int(line.split()[1]) * 1024
     except (OSError, ValueError):
         pass
-    return 0
+    return rss, peak
 
 
 def run_case(path: str, case: Case, time_limit_s: float, memory_bytes: int, cap: int) -> tuple[str, bytes]:
@@ -83,6 +88,7 @@ def run_case(path: str, case: Case, time_limit_s: float, memory_bytes: int, cap:
     os.set_blocking(stdin, False)
     pending = memoryview(case.input)
     ended = None
+    peak = 0
     start = time.monotonic()
     if not pending:
         proc.stdin.close()
@@ -107,16 +113,18 @@ def run_case(path: str, case: Case, time_limit_s: float, memory_bytes: int, cap:
                         ended = "output_limit"
             if pidfd in readable:
                 break
+            rss, now_peak = _memory(proc.pid)
+            peak = max(peak, now_peak)
             if time.monotonic() - start >= time_limit_s:
                 ended = "timeout"
-            elif _rss(proc.pid) > memory_bytes:
+            elif rss > memory_bytes:
                 ended = "oom"
         elapsed = time.monotonic() - start
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # the program and anything it left behind
         except ProcessLookupError:
             pass
-        _, status, usage = os.wait4(proc.pid, 0)
+        _, status = os.waitpid(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         for fd in list(fds):  # everything the program wrote before it ended
             os.set_blocking(fd, True)
@@ -135,7 +143,7 @@ def run_case(path: str, case: Case, time_limit_s: float, memory_bytes: int, cap:
         return "output_limit", b""
     if ended == "timeout" or elapsed > time_limit_s:
         return "timeout", b""
-    if ended == "oom" or usage.ru_maxrss * 1024 > memory_bytes:
+    if ended == "oom" or peak > memory_bytes:
         return "oom", b""
     if proc.returncode != 0:
         return "runtime_error", b""

@@ -77,7 +77,8 @@ def run(fds: list[int], path: str, cpu_backstop_s: int) -> NoReturn:
         code = _exit_code(exc)
     except BaseException as exc:  # noqa: BLE001 - as the interpreter does: traceback, exit 1
         tb = exc.__traceback__
-        sys.excepthook(type(exc), exc, tb.tb_next if tb is not None else None)  # from the program's frame on
+        exc = exc.with_traceback(tb.tb_next if tb is not None else None)  # from the program's own frame on
+        sys.excepthook(type(exc), exc, exc.__traceback__)
         code = 1
     try:
         shutdown = getattr(threading, "_shutdown", None)

@@ -1,5 +1,5 @@
 # expect: timeout
-# technique: prints the answer, closes stdout and stderr, and keeps running: the end of output is not the end of the program
+# technique: prints the answer, closes stdout and stderr, keeps running: the end of output is not the end
 import os
 import sys
 

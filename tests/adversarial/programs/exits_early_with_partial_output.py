@@ -1,5 +1,5 @@
 # expect: failed
-# technique: prints the first line of a plausible answer and exits 0 early (os._exit, atexit, SystemExit(0) in a finally)
+# technique: prints a first line and exits 0 early (os._exit, atexit, SystemExit(0) in a finally)
 import atexit
 import os
 import sys

@@ -1,5 +1,5 @@
 # expect: failed
-# technique: prints part of the answer, exits 0 at once, and leaves a double-forked child (new session) to print the rest later
+# technique: prints part of the answer, exits 0, and leaves a double-forked child to print the rest later
 import os
 import sys
 import time

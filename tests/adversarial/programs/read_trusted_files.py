@@ -1,5 +1,5 @@
 # expect: failed
-# technique: reads the expected outputs and other cases (the suite folder, other processes' fds, cwd, root, memory, environment) and prints what it steals
+# technique: steals expected outputs and other cases (suite folder, fds, cwd, root, memory, environ of others)
 import glob
 import os
 

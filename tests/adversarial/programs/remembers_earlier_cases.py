@@ -1,5 +1,5 @@
 # expect: passed
-# technique: keeps state across cases (files in every writable place, a sleeping child, its environment) and answers wrong the moment it finds any: a pass proves each case starts clean
+# technique: keeps state across cases (files, a child, its environment), answers wrong when it finds any
 import os
 import sys
 import time
