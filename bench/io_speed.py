@@ -4,7 +4,8 @@ In one run, on the same samples (the shipped set by default), the same workers a
   (a) plain: bench/io_plain.py, a new `python3` per case on the host, same comparison and rules
   (b) reuse: verifier, warm `reuse` pool (what `verifier bench io` runs), timed once the pool is warm
 Reports both walls and their ratio, verdict agreement per sample, the samples whose status differs
-from the one the set names (`expect`), and the per-case cost of the sandboxed program path.
+from the one the set names (`expect`), and the per-case cost of the sandboxed program path; then
+a 100-case problem (a + b, a trivial program) judged one sample at a time by both, per case.
 
     python bench/io_speed.py [--workers 2] [--samples F --problems F] [--repeat 1]
 
@@ -27,12 +28,53 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench.io_plain import judge_all  # noqa: E402
+from bench.io_plain import judge_all, judge_sample  # noqa: E402
 from verifier.bench import io as bio  # noqa: E402
 from verifier.sandbox.docker_engine import connect  # noqa: E402
 from verifier.sandbox.image import build, image_tag  # noqa: E402
 
 SHIPPED = HERE.parent / "examples" / "programs"
+HUNDRED = {
+    "problem_id": "hundred",
+    "tests": [{"input": f"{i} {i * 7}\n", "output": f"{i * 8}\n"} for i in range(100)],
+    "time_limit_s": 2.0,
+}
+TRIVIAL = "a, b = map(int, input().split())\nprint(a + b)\n"
+
+
+def hundred_cases(reps: int) -> dict[str, Any]:
+    """One 100-case problem, one sample at a time (warm pool of one vs the plain judge): per case."""
+    from verifier import Candidate, Verifier
+
+    problem = bio.Problem(spec := bio.IOProblem.model_validate(HUNDRED), bio.problem_suite(spec))
+    limits = bio.bench_limits([problem])
+    ours: list[float] = []
+    tests: list[float] = []
+    own: list[float] = []
+    with Verifier.pooled(policy="reuse", size=1, limits=limits, image=image_tag(), preload="") as v:
+        v.check(Candidate.from_text(TRIVIAL), problem.suite)  # warm
+        for _ in range(reps):
+            t = time.monotonic()
+            ev = v.check(Candidate.from_text(TRIVIAL), problem.suite)
+            ours.append(time.monotonic() - t)
+            assert ev.ok, ev.reason
+            tests.append(ev.durations.tests_s)
+            own.append(statistics.median(c.time_s for c in ev.cases))
+    plain = []
+    for _ in range(reps):
+        result = judge_sample(TRIVIAL, problem, limits.output_bytes)
+        assert result.status == "passed"
+        plain.append(result.seconds)
+    return {
+        "cases": 100,
+        "reps": reps,
+        "reuse_check_s_p50": round(statistics.median(ours), 3),
+        "reuse_ms_per_case": round(statistics.median(ours) * 10, 2),
+        "reuse_job_ms_per_case": round(statistics.median(tests) * 10, 2),
+        "reuse_case_time_ms_p50": round(statistics.median(own) * 1000, 2),
+        "plain_s_p50": round(statistics.median(plain), 3),
+        "plain_ms_per_case": round(statistics.median(plain) * 10, 2),
+    }
 
 
 def main() -> int:
@@ -42,6 +84,7 @@ def main() -> int:
     parser.add_argument("--problems", type=Path, default=SHIPPED / "problems.jsonl")
     parser.add_argument("--repeat", type=int, default=1, help="Run both judges this many times, alternating.")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--hundred-reps", type=int, default=5, help="Runs of the 100-case problem (0: skip).")
     parser.add_argument(
         "--shared-slots",
         action="store_true",
@@ -63,6 +106,7 @@ def main() -> int:
         ours = bio.evaluate(samples, problems, ks=[1], workers=args.workers, image=image_tag(), progress=False)
         rounds.append({"plain": plain, "plain_wall": plain_wall, "ours": ours})
         print(f"   plain {plain_wall:.2f} s, reuse {ours.summary['wall_s']:.2f} s", file=sys.stderr, flush=True)
+    hundred = hundred_cases(args.hundred_reps) if args.hundred_reps > 0 else None
     last = rounds[-1]
     evidence = last["ours"].evidence
     statuses = [ev.status.value for ev in evidence]
@@ -113,6 +157,7 @@ def main() -> int:
             "case_cpu_ms_p50": round(statistics.median(c.cpu_s for c in cases) * 1000, 2),
             "case_peak_rss_mib_p50": round(statistics.median(c.memory_bytes for c in cases) / 2**20, 1),
         },
+        "hundred_cases": hundred,
     }
     out = args.out or HERE / "results" / f"io-{time.strftime('%Y%m%dT%H%M%S')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
