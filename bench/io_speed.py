@@ -77,6 +77,15 @@ def hundred_cases(reps: int) -> dict[str, Any]:
     }
 
 
+def split_seconds(r: dict[str, Any]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for ev, plain in zip(r["ours"].evidence, r["plain"], strict=True):
+        group = out.setdefault("timeout" if ev.status.value == "timeout" else "other", {"reuse": 0.0, "plain": 0.0})
+        group["reuse"] += ev.durations.total_s
+        group["plain"] += plain.seconds
+    return {k: {kk: round(vv, 2) for kk, vv in v.items()} for k, v in out.items()}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2)
@@ -128,6 +137,10 @@ def main() -> int:
                 "reuse_startup_s": r["ours"].summary["startup_s"],
                 "reuse_queue_s_sum": round(sum(ev.durations.queue_s for ev in r["ours"].evidence), 2),
                 "ratio_reuse_over_plain": round(r["ours"].summary["wall_s"] / r["plain_wall"], 3),
+                # Summed per-sample seconds, split: samples that ran out of time (both judges wait out
+                # their limits; ours in charged time, so on a busy host longer in wall time) and the rest.
+                "sample_seconds": split_seconds(r),
+                "host_wait_s_sum": round(sum(ev.durations.host_wait_s for ev in r["ours"].evidence), 2),
             }
             for r in rounds
         ],
