@@ -149,3 +149,24 @@ def test_time_and_memory_limits_are_per_case(pool: Verifier, tmp_path: Path) -> 
     assert ev.status is Status.OOM and all(
         c.message == "the program used more than its 32 MiB memory limit" for c in ev.cases
     )
+
+
+@pytest.mark.slow
+def test_a_thousand_wrong_cases_still_make_evidence(pool: Verifier, tmp_path: Path) -> None:
+    """The most cases a suite may have, each a wrong answer with stderr and an output line of the
+    bytes JSON expands most (NUL, invalid UTF-8): the result line stays within its bounds."""
+    tmp_path.mkdir(exist_ok=True)
+    rows = "".join(json.dumps({"input": f"{i}\n", "output": f"{i}\n"}) + "\n" for i in range(1000))
+    (tmp_path / "cases.jsonl").write_text(rows)
+    (tmp_path / "suite.toml").write_text(
+        'kind = "program"\n[program]\ncases = "cases.jsonl"\n[limits]\ntimeout_s = 300\n'
+    )
+    program = Candidate.from_text(
+        "import os\nos.write(2, b'\\x00' * 1500)\nos.write(1, b'\\xff\\x00' * 3000 + b'\\n')\n"
+    )
+    ev = pool.check(program, tmp_path)
+    assert ev.status is Status.FAILED and ev.fault.value == "candidate", ev.reason
+    assert len(ev.cases) == 1000 and all(c.status is Status.FAILED for c in ev.cases)
+    with_text = [c for c in ev.cases if c.difference is not None]
+    assert len(with_text) == 50 and with_text[0].difference is not None
+    assert with_text[0].difference.got_untrusted is not None and len(with_text[0].difference.got_untrusted) == 200
