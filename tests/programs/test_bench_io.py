@@ -108,7 +108,8 @@ def test_the_shipped_set_follows_the_schema() -> None:
 # -- the command, on a fake sandbox -------------------------------------------------------------
 def program_answer(job: SandboxJob) -> RawRun:
     """A runner's answer: every case passes unless the program says WRONG (case 1 fails) or CRASH."""
-    header, program, files = read_job(io.BytesIO(job.stdin))  # type: ignore[misc]
+    header, candidate, files = read_job(io.BytesIO(job.stdin))  # type: ignore[misc]
+    program = b"".join(candidate.values())
     assert header.config.kind == "program" and header.config.program is not None
     cases = load_cases(files, header.config.program.cases)
     outcome = "wrong_answer" if b"WRONG" in program else "runtime_error" if b"CRASH" in program else "passed"

@@ -133,7 +133,7 @@ def test_the_job_carries_the_program_settings(tmp_path: Path) -> None:
     header, candidate, files = read_job(io.BytesIO(jobs[0].stdin))  # type: ignore[misc]
     assert header.config.kind == "program"
     assert header.config.program == ProgramConfig(compare="exact")
-    assert candidate == b"print(3)\n" and files["cases/1.in"] == b"1 2\n"
+    assert candidate == {"solution.py": b"print(3)\n"} and files["cases/1.in"] == b"1 2\n"
     assert "pytest" not in jobs[0].command[-1]  # nothing to pre-import for a program
 
 
@@ -142,7 +142,7 @@ def test_a_program_config_round_trips() -> None:
     config = JobConfig(
         budget_s=5, call_timeout_s=1, output_bytes=1024, reply_bytes=65536, kind="program", program=program
     )
-    header, _, _ = read_job(io.BytesIO(encode_job("n", "solution", b"", {}, config)))  # type: ignore[misc]
+    header, _, _ = read_job(io.BytesIO(encode_job("n", ["solution"], {"solution.py": b""}, {}, config)))  # type: ignore[misc]
     assert header.config == config and isinstance(header.config.program, ProgramConfig)
 
 
@@ -260,3 +260,12 @@ def test_the_host_checks_every_case_field() -> None:
     record = parse_result(json.dumps(long).encode(), max_bytes=1 << 20).cases[0]
     assert record.got_line_untrusted is not None and len(record.got_line_untrusted) == protocol.MAX_LINE
     assert record.got_line_untrusted[0] == "\ufffd" and record.summary == "a b"
+
+
+def test_a_program_is_one_file(tmp_path: Path) -> None:
+    from verifier import Candidate
+
+    suite = load_suite(write_suite(tmp_path / "s", 'kind = "program"\n'))
+    folder = Candidate.from_files({"solution.py": "print(3)\n", "helper.py": ""})
+    ev = Verifier(backend=FakeBackend(lambda job: raw_run()), image="x").check(folder, suite)
+    assert ev.status is Status.INVALID_INPUT and "runs one file" in ev.reason
