@@ -32,6 +32,9 @@ _EXPORTS = {
     "NoCandidate": "candidates",
     "StateFile": "candidates",
     "latest_code_block": "candidates",
+    "AgentSandboxLimits": "docker_sandbox",
+    "DockerSandbox": "docker_sandbox",
+    "SandboxFile": "sandbox_candidate",
     "Decision": "gate",
     "decide": "gate",
     "GRADER_RULES": "middleware",
@@ -46,13 +49,16 @@ _EXPORTS = {
 }
 __all__ = [
     "GRADER_RULES",
+    "AgentSandboxLimits",
     "CandidateSource",
     "CodeBlock",
     "Decision",
+    "DockerSandbox",
     "EvidenceTool",
     "NoCandidate",
     "RunRecorder",
     "RunsReport",
+    "SandboxFile",
     "StateFile",
     "ToolCall",
     "VerifiedRubric",
@@ -65,9 +71,11 @@ __all__ = [
 
 if TYPE_CHECKING:
     from verifier.agents.candidates import CandidateSource, CodeBlock, NoCandidate, StateFile, latest_code_block
+    from verifier.agents.docker_sandbox import AgentSandboxLimits, DockerSandbox
     from verifier.agents.gate import Decision, decide
     from verifier.agents.middleware import GRADER_RULES, VerifiedRubric, verified_rubric
     from verifier.agents.recorder import RunRecorder, RunsReport, ToolCall, default_url
+    from verifier.agents.sandbox_candidate import SandboxFile
     from verifier.agents.tools import EvidenceTool, make_run_test_suite
 
 

@@ -142,7 +142,8 @@ def verified_rubric(
         recorder: where evaluations and evidence go; `RunRecorder()` (the file database of
             `verifier.agents.recorder.default_url()`, also read by `verifier runs report`) by default.
         candidate: where the latest candidate lives (default `CodeBlock()`: the working model's
-            last answer, fenced or not; `StateFile("/solution.py")` for a file in the agent's files).
+            last answer, fenced or not; `StateFile("/solution.py")` for a file in the agent's files;
+            `SandboxFile(sandbox, "/workspace/solution.py")` for a file on its DockerSandbox's disk).
         max_iterations: grading passes per run, as RubricMiddleware counts them.
         system_prompt: your instructions for the grader; the strict rules (`GRADER_RULES`)
             are always appended after them.

@@ -1,0 +1,394 @@
+"""`DockerSandbox`: a Deep Agents sandbox backend (`BaseSandbox`) on the verifier's hardened
+containers, so a working agent can run its own commands (quick tests, scripts, `python -c`)
+on this machine, offline.
+
+One long-lived container per agent session, made with the same create arguments as the
+verifier's own (`verifier.sandbox.hardening.container_kwargs`): no network, read-only root,
+every capability dropped, no-new-privileges, memory (no swap), CPU, pids, open-file and
+file-size limits, an environment with nothing from the host. On top of that: a size-limited
+tmpfs workspace (`/workspace`, owned by the agent's user) beside the tmpfs scratch `/tmp`.
+
+Three users, so the agent cannot reach the machinery that serves it:
+
+- the agent's commands and uploads run as `AGENT_UID` (2000, the image's own user);
+- the container's init and its keep-alive run as `KEEPER_UID` (nobody), and so do downloads:
+  the agent's processes can neither signal nor trace them, so a file read for the grader is
+  read by a process the agent cannot tamper with.
+
+The keep-alive reads the container's stdin, which this process holds open: if this process
+dies (even by SIGKILL) the container stops by itself, and `verifier gc` removes it (its
+owner labels name this process; `LABEL_AGENT_SANDBOX` marks it as an agent's sandbox).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import uuid
+import weakref
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from deepagents.backends.protocol import ExecuteResponse, FileDownloadResponse, FileUploadResponse
+from deepagents.backends.sandbox import BaseSandbox
+from pydantic import BaseModel, ConfigDict, Field
+
+from verifier.agents.sandbox_exec import BACKSTOP_S, Exec, ExecOutcome, backstop, shell_command
+from verifier.agents.sandbox_files import (
+    DOWNLOAD,
+    PYTHON,
+    UPLOAD,
+    Place,
+    describe,
+    download_results,
+    upload_results,
+    upload_stream,
+)
+from verifier.errors import HostOverloaded, ImageNotFound, SandboxUnavailable
+from verifier.limits import Limits, MiB
+from verifier.sandbox.admission import Admission
+from verifier.sandbox.backend import SandboxJob
+from verifier.sandbox.container import ENGINE_ERRORS, remove
+from verifier.sandbox.gc import owner_labels
+from verifier.sandbox.hardening import container_kwargs
+from verifier.text import one_line
+
+WORKSPACE = "/workspace"
+SCRATCH = "/tmp"
+#: The agent's user: its commands and its uploads (the sandbox image's own USER).
+AGENT_UID = 2000
+#: init, keep-alive and downloads: a user the agent's processes cannot signal or trace.
+KEEPER_UID = 65534
+LABEL_AGENT_SANDBOX = "org.verifier.agent-sandbox"
+#: PID 2 of the container: ends when this process closes the container's stdin (or dies).
+KEEPALIVE = ("/bin/sh", "-c", "exec cat > /dev/null")
+#: A command that writes this many times the kept output is stopped as a flood.
+FLOOD_FACTOR = 16
+#: Longest a file transfer may take inside the container.
+TRANSFER_TIMEOUT_S = 60.0
+
+
+class AgentSandboxLimits(BaseModel):
+    """What an agent's sandbox session may use."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    command_timeout_s: float = Field(120.0, gt=0, le=3600, description="Per-command limit when none is given.")
+    max_command_timeout_s: float = Field(
+        3600.0, gt=0, le=24 * 3600, description="Largest per-command limit a caller may ask for (0 asks for it)."
+    )
+    output_bytes: int = Field(
+        1 * MiB,
+        ge=1024,
+        description=f"Output kept per command (truncated=True past it); {FLOOD_FACTOR}x this stops the command.",
+    )
+    memory_bytes: int = Field(1024 * MiB, ge=64 * MiB, description="Memory of the container; swap is off.")
+    cpus: float = Field(1.0, gt=0, le=64, description="CPU quota of the container.")
+    pids: int = Field(256, ge=32, description="Most processes and threads in the container.")
+    workspace_bytes: int = Field(256 * MiB, ge=1 * MiB, description="Size of the /workspace tmpfs.")
+    scratch_bytes: int = Field(64 * MiB, ge=1 * MiB, description="Size of the /tmp tmpfs.")
+    file_bytes: int = Field(
+        16 * MiB, ge=1024, description="Largest file uploaded, downloaded or written (RLIMIT_FSIZE)."
+    )
+    open_files: int = Field(1024, ge=64, description="RLIMIT_NOFILE of every process.")
+    runtime: Literal["runc", "gvisor"] = Field("runc", description="Container runtime (see Limits.runtime).")
+
+    def container_limits(self) -> Limits:
+        """The verifier's `Limits` these map to, for `container_kwargs`."""
+        return Limits(
+            memory_bytes=self.memory_bytes,
+            cpus=self.cpus,
+            pids=self.pids,
+            scratch_bytes=self.scratch_bytes,
+            output_bytes=self.output_bytes,
+            open_files=self.open_files,
+            file_size_bytes=self.file_bytes,
+            runtime=self.runtime,
+        )
+
+
+def _release(api: Any, name: str, stdin: Any) -> None:
+    try:
+        stdin.close()
+    except OSError:
+        pass
+    remove(api, name)
+
+
+class DockerSandbox(BaseSandbox):  # type: ignore[misc]
+    """A Deep Agents sandbox backend on one hardened container, for one agent session.
+
+    Use it as a context manager (or call `close()`): the container is removed on exit, also
+    after an exception or Ctrl-C, and at interpreter exit if nobody closed it::
+
+        with DockerSandbox() as sandbox:
+            agent = create_deep_agent(model=..., backend=sandbox)
+
+    Args:
+        image: the image to run; the verifier's sandbox image for this recipe by default
+            (`verifier image build` makes it).
+        limits: what the session may use (`AgentSandboxLimits()` by default).
+        client: a Docker client; one for the local engine by default (closed with the sandbox).
+        admission: machine-wide slots; each command holds one while it runs.
+        shell: the shell that runs commands.
+
+    Raises:
+        ImageNotFound: the image is not built.
+        SandboxUnavailable: the engine did not answer or the container did not start.
+    """
+
+    def __init__(
+        self,
+        *,
+        image: str | None = None,
+        limits: AgentSandboxLimits | None = None,
+        client: Any = None,
+        admission: Admission | None = None,
+        shell: str = "/bin/bash",
+    ) -> None:
+        from verifier.sandbox.docker_engine import connect
+
+        self.limits = limits or AgentSandboxLimits()
+        self.admission = admission or Admission()
+        self.shell = shell
+        self.place = Place(workspace=WORKSPACE, roots=(WORKSPACE, SCRATCH))
+        self._own_client = client is None
+        self._client = client if client is not None else connect()
+        self.name = f"verifier-agent-{uuid.uuid4().hex[:12]}"
+        try:
+            self.container_id = self._start(image)
+        except BaseException:
+            if self._own_client:
+                self._client.close()
+            raise
+
+    def _start(self, image: str | None) -> str:
+        from verifier.sandbox.image import image_tag
+
+        api = self._client.api
+        tag = image or image_tag()
+        try:
+            image_id = str(api.inspect_image(tag)["Id"])
+        except ENGINE_ERRORS as exc:
+            if getattr(exc, "status_code", None) == 404:
+                raise ImageNotFound(f"sandbox image {tag!r} is not built; run `verifier image build`") from exc
+            raise SandboxUnavailable(f"cannot inspect image {tag!r}: {exc}") from exc
+        job = SandboxJob(image=image_id, command=KEEPALIVE, limits=self.limits.container_limits(), mode="plain")
+        kwargs = container_kwargs(job, owner_labels({LABEL_AGENT_SANDBOX: self.name}))
+        kwargs.update(user=f"{KEEPER_UID}:{KEEPER_UID}", working_dir=WORKSPACE)
+        host = kwargs.pop("host_config")
+        workspace = f"rw,nosuid,nodev,size={self.limits.workspace_bytes},uid={AGENT_UID},gid={AGENT_UID},mode=0755"
+        host["tmpfs"] = {**host["tmpfs"], WORKSPACE: workspace}
+        try:
+            host_config = api.create_host_config(**host)
+            made = api.create_container(
+                image_id, command=list(KEEPALIVE), name=self.name, host_config=host_config, **kwargs
+            )
+            cid = str(made["Id"])
+            stdin = api.attach_socket(cid, params={"stdin": 1, "stream": 1})
+            self._finalizer = weakref.finalize(self, _release, api, self.name, stdin)
+            api.start(cid)
+        except BaseException as exc:
+            remove(api, self.name)  # by name: also when Ctrl-C came while the engine was creating it
+            if isinstance(exc, ENGINE_ERRORS):
+                raise SandboxUnavailable(f"the agent's sandbox could not start: {exc}") from exc
+            raise
+        return cid
+
+    # -- the session --------------------------------------------------------------------
+    @property
+    def id(self) -> str:
+        """The container's name (unique per session)."""
+        return self.name
+
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
+
+    def close(self) -> None:
+        """Remove the container (idempotent)."""
+        self._finalizer()
+        if self._own_client:
+            self._client.close()
+
+    def __enter__(self) -> DockerSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"DockerSandbox({self.name}, {'closed' if self.closed else 'running'})"
+
+    # -- commands -----------------------------------------------------------------------
+    def _seconds(self, timeout: int | float | None) -> float:
+        if timeout is None:
+            return self.limits.command_timeout_s
+        if timeout < 0:
+            raise ValueError(f"timeout must be non-negative, got {timeout}")
+        if timeout == 0:  # "no timeout": the longest this sandbox allows
+            return self.limits.max_command_timeout_s
+        most = self.limits.max_command_timeout_s
+        if timeout > most:
+            raise ValueError(f"timeout {timeout}s exceeds this sandbox's maximum ({most:g}s)")
+        return float(timeout)
+
+    def execute(self, command: str, *, timeout: int | None = None) -> ExecuteResponse:
+        """Run `command` with the shell in /workspace as the agent's user.
+
+        stdout and stderr come back merged, in order, capped at `limits.output_bytes`
+        (`truncated=True` past it). At the timeout (`limits.command_timeout_s` when None, the
+        maximum for 0) every process of the command's process group is killed and the exit
+        code is 124. A command that writes more than FLOOD_FACTOR times the cap is stopped too.
+        Raises ValueError for a negative or too large timeout; trouble with the engine comes
+        back as a response with exit_code None.
+        """
+        return self._execute(command, timeout, None)
+
+    async def aexecute(self, command: str, *, timeout: int | None = None) -> ExecuteResponse:
+        """`execute` in a worker thread: the event loop stays free. Cancelling the awaiting
+        task kills the command before the cancellation goes on."""
+        cancel = threading.Event()
+        work = asyncio.ensure_future(asyncio.to_thread(self._execute, command, timeout, cancel))
+        try:
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            cancel.set()
+            await asyncio.wait([work])
+            raise
+
+    def _execute(self, command: str, timeout: int | None, cancel: threading.Event | None) -> ExecuteResponse:
+        if not isinstance(command, str) or not command.strip():
+            return ExecuteResponse(output="Error: the command is empty.", exit_code=1)
+        seconds = self._seconds(timeout)
+        if self.closed:
+            return ExecuteResponse(output=f"Error: the sandbox {self.name} is closed.", exit_code=None)
+        argv = backstop(seconds + BACKSTOP_S, shell_command(self.shell, command))
+        cap = self.limits.output_bytes
+        try:
+            with self.admission.slot():
+                user = f"{AGENT_UID}:{AGENT_UID}"
+                run = Exec(self._client.api, self.container_id, argv, user=user, workdir=WORKSPACE, reports_group=True)
+                try:
+                    outcome = run.wait(
+                        deadline=run.started + seconds, cap=cap, stop_after=cap * FLOOD_FACTOR, cancel=cancel
+                    )
+                except BaseException:  # Ctrl-C while waiting: the command must not outlive us
+                    run.stop("cancelled")
+                    run.close()
+                    raise
+        except HostOverloaded as exc:
+            return ExecuteResponse(output=f"Error: the command did not run: {exc}", exit_code=None)
+        except ENGINE_ERRORS as exc:
+            reason = one_line(str(exc), 300)
+            return ExecuteResponse(output=f"Error: the sandbox could not run the command: {reason}", exit_code=None)
+        return self._response(outcome, seconds)
+
+    def _response(self, outcome: ExecOutcome, seconds: float) -> ExecuteResponse:
+        text = outcome.stdout.decode("utf-8", "replace")
+        if outcome.stderr:
+            text += outcome.stderr.decode("utf-8", "replace")
+        notes: list[str] = []
+        exit_code = outcome.exit_code
+        if outcome.stopped == "timeout":
+            notes.append(f"[the command timed out after {seconds:g} s; its processes were killed]")
+            exit_code = 124
+        elif outcome.stopped == "output":
+            flood = self.limits.output_bytes * FLOOD_FACTOR
+            notes.append(f"[the command wrote more than {flood} bytes and was stopped]")
+        if outcome.truncated:
+            notes.append(f"[output cut at {self.limits.output_bytes} bytes]")
+        if outcome.stuck:
+            notes.append("[the command did not end after it was killed; it may still be running]")
+        if notes:
+            text = text + ("\n" if text and not text.endswith("\n") else "") + "\n".join(notes)
+        return ExecuteResponse(output=text, exit_code=exit_code, truncated=outcome.truncated)
+
+    # -- files --------------------------------------------------------------------------
+    def _program(self, program: str, args: Sequence[str], *, user: int, stdin: bytes, cap: int) -> ExecOutcome:
+        argv = backstop(TRANSFER_TIMEOUT_S + BACKSTOP_S, [*PYTHON, program, *args])
+        run = Exec(self._client.api, self.container_id, argv, user=f"{user}:{user}", workdir="/", stdin=stdin)
+        return run.wait(deadline=run.started + TRANSFER_TIMEOUT_S, cap=cap)
+
+    def _roots(self) -> str:
+        return json.dumps(list(self.place.roots))
+
+    def _describe(self, code: str, size: int = 0) -> str:
+        return describe(code, size=size, limit=self.limits.file_bytes, workspace_bytes=self.limits.workspace_bytes)
+
+    def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
+        """Write files over an exec's stdin, as the agent's user (who then owns them).
+
+        Paths outside the workspace and /tmp are `permission_denied`, `..` is `invalid_path`,
+        a symlink that leaves them is `permission_denied`; a file over `limits.file_bytes` is
+        refused before it is sent. Never raises: every file gets its response, in order.
+        """
+        responses = [FileUploadResponse(path=path) for path, _ in files]
+        batch: list[tuple[int, str, bytes]] = []
+        for index, (path, content) in enumerate(files):
+            where, error = self.place.confine(path)
+            if where is None:
+                responses[index] = FileUploadResponse(path=path, error=error)
+            elif len(content) > self.limits.file_bytes:
+                responses[index] = FileUploadResponse(path=path, error=self._describe("too_large", len(content)))
+            else:
+                batch.append((index, where, bytes(content)))
+        if not batch:
+            return responses
+        results: dict[int, str | None] = {}
+        failure = "the sandbox is closed"
+        if not self.closed:
+            try:
+                stdin = upload_stream(batch)
+                outcome = self._program(UPLOAD, [self._roots()], user=AGENT_UID, stdin=stdin, cap=1 * MiB)
+                results = upload_results(outcome.stdout)
+                failure = one_line(outcome.stderr.decode("utf-8", "replace"), 200) or "no answer from the sandbox"
+            except ENGINE_ERRORS as exc:
+                failure = one_line(str(exc), 200)
+        for index, _, data in batch:
+            code = results.get(index, f"failed: {failure}")
+            error = None if code is None else self._describe(code, len(data))
+            responses[index] = FileUploadResponse(path=files[index][0], error=error)
+        return responses
+
+    def download_files(self, paths: list[str]) -> list[FileDownloadResponse]:
+        """Read files over an exec's stdout, as a user the agent cannot tamper with.
+
+        The same confinement as `upload_files`; a directory is `is_directory`, a missing file
+        `file_not_found`, a file over `limits.file_bytes` an error naming its size. Never raises.
+        """
+        responses = [FileDownloadResponse(path=path) for path in paths]
+        batch: list[tuple[int, str]] = []
+        for index, path in enumerate(paths):
+            where, error = self.place.confine(path)
+            if where is None:
+                responses[index] = FileDownloadResponse(path=path, error=error)
+            else:
+                batch.append((index, where))
+        if not batch:
+            return responses
+        results: dict[int, tuple[str | None, int, bytes]] = {}
+        failure = "the sandbox is closed"
+        if not self.closed:
+            stdin = json.dumps([where for _, where in batch]).encode()
+            cap = len(batch) * (self.limits.file_bytes + 4096)
+            try:
+                outcome = self._program(
+                    DOWNLOAD, [self._roots(), str(self.limits.file_bytes)], user=KEEPER_UID, stdin=stdin, cap=cap
+                )
+                results = download_results(outcome.stdout)
+                failure = one_line(outcome.stderr.decode("utf-8", "replace"), 200) or "no answer from the sandbox"
+            except ENGINE_ERRORS as exc:
+                failure = one_line(str(exc), 200)
+        for position, (index, _) in enumerate(batch):
+            found = results.get(position)
+            if found is None:
+                responses[index] = FileDownloadResponse(path=paths[index], error=f"not read: {failure}")
+                continue
+            code, size, data = found
+            if code is None:
+                responses[index] = FileDownloadResponse(path=paths[index], content=data)
+            else:
+                responses[index] = FileDownloadResponse(path=paths[index], error=self._describe(code, size))
+        return responses
