@@ -117,7 +117,8 @@ def tell(result: dict[str, Any], rubric: Any, outcome: dict[str, Any]) -> None:
     def say(text: str, indent: int = 2) -> None:
         print((" " * indent + one_line(text, 400))[:80])
 
-    print(f"find_duplicates in a DockerSandbox ({outcome['sandbox']}), models: {outcome['models']}")
+    print(f"find_duplicates, the worker in its own sandbox: {outcome['sandbox']}")
+    print(f"models: {outcome['models']}; the suite runs in a fresh verifier container")
     run_id = outcome["grading_run_id"]
     passes = list(rubric.recorder.evaluations(run_id)) if run_id else []
     calls = list(rubric.recorder.tool_calls(run_id)) if run_id else []

@@ -264,7 +264,7 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         seconds = self._seconds(timeout)
         if self.closed:
             return ExecuteResponse(output=f"Error: the sandbox {self.name} is closed.", exit_code=None)
-        argv = backstop(seconds + BACKSTOP_S, shell_command(self.shell, command))
+        argv = shell_command(self.shell, command, seconds + BACKSTOP_S)
         cap = self.limits.output_bytes
         try:
             with self.admission.slot():

@@ -1,15 +1,22 @@
 """One process in a running container through the engine's exec API: stdin streamed in,
-output read with a deadline and a cap, and a kill of the whole process group.
+output read with a deadline and a cap, and a kill of the command's whole process group.
 
 Why exec and not the SDK's copy-in: the sandbox's root file system is read-only, and the
 engine then refuses `put_archive` even for a path on a tmpfs; `get_archive` does not see
 tmpfs mounts at all. So file contents travel over an exec's stdin and stdout.
 
-Stopping a command: every exec runs under coreutils' `timeout -s KILL`, started before the
-command, as a backstop that needs no new process (a fork bomb that fills the pids limit
-cannot keep a new `docker exec` from starting otherwise). Agent commands also report their
-process group first thing (`GROUP_MARK`), so the host can stop them at its own deadline,
-on an output flood or on cancellation with one `kill -9 -PGID` exec as the same user.
+An agent command (`shell_command`) runs in a session and process group of its own, led by
+coreutils' `timeout -s KILL`, under a small `sh` wrapper that stays outside that group:
+
+- the wrapper names the group on stderr first thing (`GROUP_MARK`), so the host can stop the
+  command at its own deadline, on an output flood or on cancellation, with one
+  `kill -9 -GROUP` exec as the agent's user;
+- `timeout` is the backstop, `BACKSTOP_S` after the host's deadline: it kills the group from
+  inside, with no new process, so a fork bomb that fills the pids limit (and so keeps a new
+  exec from starting) is still stopped;
+- when the command's main process ends, the wrapper kills what it left in its group, with
+  shell built-ins only: a command leaves nothing running behind it (a deliberate daemon
+  starts its own session, `setsid`), and its output ends when it does.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from typing import Any, Literal
 
 from verifier.sandbox.attach import HEADER, STDERR, STDOUT
 
-#: The first line an agent command prints: the record separator and its process group.
+#: The wrapper's first line on stderr: the record separator and the command's process group.
 GROUP_MARK = b"\x1e"
 #: How much later than the host's deadline the in-container backstop kills.
 BACKSTOP_S = 3.0
@@ -42,9 +49,9 @@ class ExecOutcome:
     """What one exec did, as the host saw it."""
 
     stdout: bytes
-    """Standard output, at most the cap (without the process-group line)."""
+    """Standard output, at most the cap."""
     stderr: bytes
-    """Standard error, at most STDERR_CAP."""
+    """Standard error, at most STDERR_CAP (without the process-group line)."""
     exit_code: int | None
     """The exit code the engine reported; None when unknown (the host gave up waiting)."""
     truncated: bool
@@ -62,11 +69,23 @@ def backstop(timeout_s: float, argv: Sequence[str]) -> list[str]:
     return ["timeout", "-s", "KILL", f"{timeout_s:.3f}s", *argv]
 
 
-def shell_command(shell: str, command: str) -> list[str]:
-    """The argv that runs `command` in `shell`, stderr merged into stdout in order, after a
-    line naming the process group (the group `timeout` leads, the parent of this sh)."""
-    wrapper = 'printf "\\036%s\\n" "$PPID"; exec "$1" -c "$2" 2>&1'
-    return ["/bin/sh", "-c", wrapper, "verifier-exec", shell, command]
+#: $1 shell, $2 command, $3 backstop. `setsid` in a background job is not a group leader, so it
+#: does not fork: `$!` is the new session's (and group's) id, led by `timeout`.
+_WRAPPER = r"""setsid timeout -s KILL "$3" "$1" -c "$2" 2>&1 &
+g=$!
+printf '\036%s\n' "$g" >&2
+wait "$g"
+code=$?
+i=0
+while kill -9 -"$g" 2>/dev/null && [ "$i" -lt 1000 ]; do i=$((i+1)); done
+exit "$code"
+"""
+
+
+def shell_command(shell: str, command: str, backstop_s: float) -> list[str]:
+    """The argv that runs `command` with `shell` in a process group of its own (stderr merged
+    into stdout, in order), killed from inside at `backstop_s`, its leftovers killed at its end."""
+    return ["/bin/sh", "-c", _WRAPPER, "verifier-exec", shell, command, f"{backstop_s:.3f}s"]
 
 
 class Exec:
@@ -146,7 +165,7 @@ class Exec:
         "cancelled". Never raises for the command's behaviour."""
         out, err = bytearray(), bytearray()
         total = 0
-        head = bytearray() if self._wants_group else None
+        head = bytearray() if self._wants_group else None  # the group line, until it is complete
         buf = bytearray()
         stuck = False
         while True:
@@ -176,25 +195,23 @@ class Exec:
                 break
             buf += data
             for kind, payload in _frames(buf):
-                if kind == STDERR:
-                    err += payload[: max(0, STDERR_CAP - len(err))]
-                    continue
-                if kind != STDOUT:
-                    continue
-                if head is not None:  # the process-group line comes first, before any command output
+                if kind == STDERR and head is not None:
                     head += payload
-                    if b"\n" not in head:
-                        continue
-                    line, _, payload = bytes(head).partition(b"\n")
-                    head = None
-                    if line.startswith(GROUP_MARK) and line[1:].isdigit():
-                        self._learn_group(int(line[1:]))
-                    else:
-                        payload = line + b"\n" + payload  # not our line: keep it as output
-                total += len(payload)
-                out += payload[: max(0, cap - len(out))]
-                if stop_after is not None and total > stop_after:
-                    self.stop("output")
+                    if b"\n" in head:
+                        line, _, rest = bytes(head).partition(b"\n")
+                        head = None
+                        if line.startswith(GROUP_MARK) and line[1:].isdigit():
+                            self._learn_group(int(line[1:]))
+                        else:
+                            err += line + b"\n"
+                        err += rest[:STDERR_CAP]
+                elif kind == STDERR:
+                    err += payload[: max(0, STDERR_CAP - len(err))]
+                elif kind == STDOUT:
+                    total += len(payload)
+                    out += payload[: max(0, cap - len(out))]
+                    if stop_after is not None and total > stop_after:
+                        self.stop("output")
         self.close()
         if self._killer is not None:
             self._killer.join(timeout=STOP_WAIT_S)
