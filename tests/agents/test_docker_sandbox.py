@@ -19,6 +19,7 @@ import docker.errors
 import pytest
 
 from verifier.agents.docker_sandbox import AGENT_UID, LABEL_AGENT_SANDBOX, AgentSandboxLimits, DockerSandbox
+from verifier.errors import ImageNotFound, SandboxUnavailable
 from verifier.sandbox.gc import owner_alive
 from verifier.sandbox.hardening import LABEL_MANAGED, LABEL_OWNER_HOST, LABEL_OWNER_PID
 
@@ -188,6 +189,14 @@ def test_cancelling_an_async_command_kills_it(box: DockerSandbox) -> None:
 
 
 # -- the container's life -------------------------------------------------------------
+def test_a_missing_image_or_engine_is_a_clear_error(docker_client: docker.DockerClient) -> None:
+    with pytest.raises(ImageNotFound, match="verifier image build"):
+        DockerSandbox(image="verifier-sandbox:no-such-recipe", client=docker_client)
+    away = docker.DockerClient(base_url="unix:///nonexistent.sock", version="1.41")
+    with pytest.raises(SandboxUnavailable):
+        DockerSandbox(image="verifier-sandbox:any", client=away)
+
+
 def test_the_container_carries_gc_labels_and_goes_with_the_session(
     sandbox_image: str, docker_client: docker.DockerClient
 ) -> None:

@@ -102,3 +102,21 @@ def test_the_execute_tool_reports_timeouts_and_truncation(sandbox_image: str) ->
     slow, flood = (str(r.content) for r in replies)
     assert marker in slow and "timed out after 1 s" in slow and "exit code 124" in slow
     assert "truncated" in flood and replies[1].artifact == {"truncated": True, "exit_code": 0}
+
+
+def test_large_results_are_offloaded_only_under_a_writable_artifacts_root(box: DockerSandbox) -> None:
+    """Deep Agents writes large tool results under its artifacts root ("/" by default, outside the
+    sandbox's writable roots: refused, the result stays inline); with a CompositeBackend whose
+    artifacts_root is in the workspace they are offloaded there (as docs/architecture.md says)."""
+    from deepagents.backends import CompositeBackend
+
+    call = [("execute", {"command": "head -c 300000 /dev/zero | tr '\\0' a"})]
+    inline = run(box, call, use_async=False)[0]
+    assert len(str(inline.content)) > 300_000
+    composite = CompositeBackend(default=box, routes={}, artifacts_root="/workspace/.deepagents")
+    agent = create_deep_agent(model=scripted(call), backend=composite)
+    result = agent.invoke({"messages": [HumanMessage("work in the sandbox")]})
+    [offloaded] = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert "/workspace/.deepagents/large_tool_results/call-0" in str(offloaded.content)
+    [saved] = box.download_files(["/workspace/.deepagents/large_tool_results/call-0"])
+    assert saved.content is not None and saved.content.startswith(b"a" * 1000)
