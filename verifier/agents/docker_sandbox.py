@@ -241,6 +241,8 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         (`truncated=True` past it). At the timeout (`limits.command_timeout_s` when None, the
         maximum for 0) every process of the command's process group is killed and the exit
         code is 124. A command that writes more than FLOOD_FACTOR times the cap is stopped too.
+        What a command leaves running in its process group is killed when it ends (a daemon
+        that should outlive it starts its own session: `setsid cmd > log 2>&1 &`).
         Raises ValueError for a negative or too large timeout; trouble with the engine comes
         back as a response with exit_code None.
         """
@@ -308,7 +310,15 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
     # -- files --------------------------------------------------------------------------
     def _program(self, program: str, args: Sequence[str], *, user: int, stdin: bytes, cap: int) -> ExecOutcome:
         argv = backstop(TRANSFER_TIMEOUT_S + BACKSTOP_S, [*PYTHON, program, *args])
-        run = Exec(self._client.api, self.container_id, argv, user=f"{user}:{user}", workdir="/", stdin=stdin)
+        run = Exec(
+            self._client.api,
+            self.container_id,
+            argv,
+            user=f"{user}:{user}",
+            workdir="/",
+            stdin=stdin,
+            stdin_timeout_s=TRANSFER_TIMEOUT_S,
+        )
         return run.wait(deadline=run.started + TRANSFER_TIMEOUT_S, cap=cap)
 
     def _roots(self) -> str:

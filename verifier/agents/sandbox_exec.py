@@ -101,6 +101,7 @@ class Exec:
         user: str,
         workdir: str,
         stdin: bytes | None = None,
+        stdin_timeout_s: float = 60.0,
         reports_group: bool = False,
     ) -> None:
         self.api, self.container, self.user = api, container, user
@@ -117,15 +118,15 @@ class Exec:
         self.sock: socket.socket = getattr(raw, "_sock", raw)
         self._raw = raw  # keeps the SDK's wrapper (and so the socket) alive while we read
         if stdin is not None:
-            self._send(stdin)
+            self._send(stdin, stdin_timeout_s)
 
-    def _send(self, data: bytes) -> None:
+    def _send(self, data: bytes, timeout_s: float) -> None:
         try:
-            self.sock.settimeout(None)
+            self.sock.settimeout(timeout_s)
             self.sock.sendall(data)
             self.sock.shutdown(socket.SHUT_WR)
         except OSError:
-            pass  # the process ended before reading it all: its output and exit code say why
+            pass  # it ended (or stalled) before reading it all: its output and exit code say why
 
     # -- stopping -----------------------------------------------------------------------
     def stop(self, reason: Stop) -> None:
