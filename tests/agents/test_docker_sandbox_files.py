@@ -9,7 +9,9 @@ from collections.abc import Iterator
 import pytest
 
 from verifier.agents.docker_sandbox import AGENT_UID, AgentSandboxLimits, DockerSandbox
+from verifier.agents.sandbox_exec import frames
 from verifier.agents.sandbox_files import Place, download_results, upload_results
+from verifier.sandbox.attach import HEADER, STDERR, STDOUT
 
 PLACE = Place(workspace="/workspace", roots=("/workspace", "/tmp"))
 
@@ -49,6 +51,15 @@ def test_transfer_records_cut_short_are_left_out() -> None:
         0: None,
         1: "no_space",
     }
+
+
+def test_stream_frames_are_taken_whole_across_reads() -> None:
+    stream = HEADER.pack(STDOUT, 5) + b"hello" + HEADER.pack(STDERR, 3) + b"err" + HEADER.pack(STDOUT, 4) + b"tail"
+    buf, got = bytearray(), []
+    for at in range(0, len(stream), 7):  # arriving in pieces that cut headers and payloads
+        buf += stream[at : at + 7]
+        got += frames(buf)
+    assert got == [(STDOUT, b"hello"), (STDERR, b"err"), (STDOUT, b"tail")] and not buf
 
 
 # -- against the engine --------------------------------------------------------------------

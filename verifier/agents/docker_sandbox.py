@@ -50,8 +50,10 @@ from verifier.limits import Limits, MiB
 from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import SandboxJob
 from verifier.sandbox.container import ENGINE_ERRORS, remove
+from verifier.sandbox.docker_engine import connect
 from verifier.sandbox.gc import owner_labels
 from verifier.sandbox.hardening import container_kwargs
+from verifier.sandbox.image import image_tag
 from verifier.text import one_line
 
 WORKSPACE = "/workspace"
@@ -147,8 +149,6 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         admission: Admission | None = None,
         shell: str = "/bin/bash",
     ) -> None:
-        from verifier.sandbox.docker_engine import connect
-
         self.limits = limits or AgentSandboxLimits()
         self.admission = admission or Admission()
         self.shell = shell
@@ -164,8 +164,6 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
             raise
 
     def _start(self, image: str | None) -> str:
-        from verifier.sandbox.image import image_tag
-
         api = self._client.api
         tag = image or image_tag()
         try:

@@ -195,7 +195,7 @@ class Exec:
             if not data:
                 break
             buf += data
-            for kind, payload in _frames(buf):
+            for kind, payload in frames(buf):
                 if kind == STDERR and head is not None:
                     head += payload
                     if b"\n" in head:
@@ -245,7 +245,7 @@ class Exec:
             pass
 
 
-def _frames(buf: bytearray) -> list[tuple[int, bytes]]:
+def frames(buf: bytearray) -> list[tuple[int, bytes]]:
     """Complete frames of Docker's multiplexed stream taken off the front of `buf`."""
     frames: list[tuple[int, bytes]] = []
     while len(buf) >= HEADER.size:
