@@ -247,14 +247,14 @@ class Exec:
 
 def frames(buf: bytearray) -> list[tuple[int, bytes]]:
     """Complete frames of Docker's multiplexed stream taken off the front of `buf`."""
-    frames: list[tuple[int, bytes]] = []
+    found: list[tuple[int, bytes]] = []
     while len(buf) >= HEADER.size:
         kind, size = HEADER.unpack_from(buf)
         if len(buf) < HEADER.size + size:
             break
-        frames.append((kind, bytes(buf[HEADER.size : HEADER.size + size])))
+        found.append((kind, bytes(buf[HEADER.size : HEADER.size + size])))
         del buf[: HEADER.size + size]
-    return frames
+    return found
 
 
 def kill_group(api: Any, container: str, group: int, user: str) -> None:
