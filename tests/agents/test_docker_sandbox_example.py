@@ -130,3 +130,26 @@ def test_the_example_help_names_the_extra_and_docker() -> None:
     )
     assert done.returncode == 0
     assert "pip install 'sandboxed-verifier[agents]'" in done.stdout and "Docker" in done.stdout
+
+
+def test_a_multi_file_candidate_is_read_as_a_tree_from_the_sandbox(box: DockerSandbox, verifier: Verifier) -> None:
+    """The three-module package of tests/fixtures/shapes, written in the agent's sandbox: the
+    evidence's candidate_sha256 is the tree digest of the folder on the agent's disk."""
+    from tests.conftest import ROOT
+    from verifier.agents.sandbox_candidate import SandboxFiles
+    from verifier.inputs import Candidate
+
+    local = ROOT / "tests" / "fixtures" / "shapes"
+    files = sorted(p for p in local.rglob("*.py"))
+    box.upload_files([(f"/workspace/cand/{p.relative_to(local).as_posix()}", p.read_bytes()) for p in files])
+    state = grader_state(SandboxFiles(box, "/workspace/cand"), {}, 0)
+    ev = make_run_test_suite(ROOT / "tests" / "fixtures" / "shapes_suite", verifier=verifier, cache=False).verify(
+        None, state
+    )
+    assert ev.ok, ev.reason
+    assert ev.candidate_sha256 == state["candidate_sha256"] == Candidate.from_path(local).sha256
+    box.execute("rm -rf /workspace/cand")
+    with pytest.raises(NoCandidate, match="has no folder /workspace/cand"):
+        SandboxFiles(box, "/workspace/cand")({})
+    with pytest.raises(NoCandidate, match="SandboxFiles"):
+        SandboxFile(box, "/workspace")({})

@@ -159,3 +159,32 @@ def test_files_the_agent_plants_cannot_stand_in_for_the_transfer_programs(box: D
     box.upload_files([("/workspace/plain.txt", b"plain")])
     assert box.download_files(["/workspace/plain.txt"])[0].content == b"plain"
     box.execute("rm -f /workspace/json.py /workspace/os.py /tmp/json.py")
+
+
+@pytest.mark.docker
+def test_a_folder_comes_whole_without_caches_and_within_limits(box: DockerSandbox) -> None:
+    box.upload_files(
+        [
+            ("/workspace/tree/pkg/__init__.py", b"from .a import f\n"),
+            ("/workspace/tree/pkg/a.py", b"def f():\n    return 1\n"),
+            ("/workspace/tree/data.txt", b"data\n"),
+            ("/workspace/tree/pkg/__pycache__/a.cpython-311.pyc", b"\x00cache"),
+            ("/workspace/tree/pkg/b.pyc", b"\x00cache"),
+        ]
+    )
+    whole = box.download_folder("/workspace/tree/")
+    assert whole.error is None and whole.files == {
+        "data.txt": b"data\n",
+        "pkg/__init__.py": b"from .a import f\n",
+        "pkg/a.py": b"def f():\n    return 1\n",
+    }
+    assert box.download_folder("tree").files == whole.files  # relative to the workspace
+    assert "over the limit of 2 files" in str(box.download_folder("/workspace/tree", max_files=2).error)
+    assert box.download_folder("/workspace/nowhere").error == "file_not_found"
+    assert box.download_folder("/etc").error == "permission_denied"
+    assert box.download_folder("/workspace/../etc").error == "invalid_path"
+    box.execute("ln -sfn /etc /workspace/etc_link && ln -sf ../data.txt /workspace/tree/pkg/data_link")
+    assert box.download_folder("/workspace/etc_link").error == "permission_denied"
+    linked = box.download_folder("/workspace/tree")
+    assert linked.files is None and "symbolic link (pkg/data_link)" in str(linked.error)
+    box.execute("rm -rf /workspace/tree /workspace/etc_link")

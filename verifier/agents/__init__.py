@@ -35,6 +35,7 @@ _EXPORTS = {
     "AgentSandboxLimits": "docker_sandbox",
     "DockerSandbox": "docker_sandbox",
     "SandboxFile": "sandbox_candidate",
+    "SandboxFiles": "sandbox_candidate",
     "Decision": "gate",
     "decide": "gate",
     "GRADER_RULES": "middleware",
@@ -59,6 +60,7 @@ __all__ = [
     "RunRecorder",
     "RunsReport",
     "SandboxFile",
+    "SandboxFiles",
     "StateFile",
     "ToolCall",
     "VerifiedRubric",
@@ -75,7 +77,7 @@ if TYPE_CHECKING:
     from verifier.agents.gate import Decision, decide
     from verifier.agents.middleware import GRADER_RULES, VerifiedRubric, verified_rubric
     from verifier.agents.recorder import RunRecorder, RunsReport, ToolCall, default_url
-    from verifier.agents.sandbox_candidate import SandboxFile
+    from verifier.agents.sandbox_candidate import SandboxFile, SandboxFiles
     from verifier.agents.tools import EvidenceTool, make_run_test_suite
 
 

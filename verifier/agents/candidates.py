@@ -38,8 +38,8 @@ PYTHON_TAGS = frozenset({"", "python", "py", "python3", "py3"})
 _OPENING = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*([^`\s]*)[^`]*$")
 _FIX = (
     "If the candidate lives elsewhere, pass verified_rubric(candidate=StateFile('/path.py')) for a file in "
-    "the agent's file state, candidate=SandboxFile(sandbox, '/workspace/path.py') for a file in its "
-    "DockerSandbox, or candidate=your_reader (a function state -> source)."
+    "the agent's file state, candidate=SandboxFile(sandbox, '/workspace/path.py') (or SandboxFiles for a "
+    "folder) for its DockerSandbox, or candidate=your_reader (a function state -> source)."
 )
 
 

@@ -28,6 +28,7 @@ import threading
 import uuid
 import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from deepagents.backends.protocol import ExecuteResponse, FileDownloadResponse, FileUploadResponse
@@ -37,15 +38,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from verifier.agents.sandbox_exec import BACKSTOP_S, Exec, ExecOutcome, backstop, shell_command
 from verifier.agents.sandbox_files import (
     DOWNLOAD,
+    FOLDER,
     PYTHON,
     UPLOAD,
     Place,
     describe,
     download_results,
+    folder_results,
     upload_results,
     upload_stream,
 )
 from verifier.errors import HostOverloaded, ImageNotFound, SandboxUnavailable
+from verifier.inputs import MAX_TREE_BYTES, MAX_TREE_FILES, SKIP_DIRS
 from verifier.limits import Limits, MiB
 from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import SandboxJob
@@ -108,6 +112,18 @@ class AgentSandboxLimits(BaseModel):
             file_size_bytes=self.file_bytes,
             runtime=self.runtime,
         )
+
+
+@dataclass(frozen=True)
+class FolderDownloadResponse:
+    """Every file under a folder of the sandbox (`download_folder`), or why not."""
+
+    path: str
+    """The folder that was asked for."""
+    files: dict[str, bytes] | None = None
+    """Relative POSIX path -> bytes; None on failure."""
+    error: str | None = None
+    """A protocol error code (`file_not_found`, `permission_denied`, ...) or a sentence; None on success."""
 
 
 def _release(api: Any, name: str, stdin: Any) -> None:
@@ -400,3 +416,36 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
             else:
                 responses[index] = FileDownloadResponse(path=paths[index], error=self._describe(code, size))
         return responses
+
+    def download_folder(
+        self, path: str, *, max_files: int = MAX_TREE_FILES, max_bytes: int = MAX_TREE_BYTES
+    ) -> FolderDownloadResponse:
+        """Every file under a folder (caches such as `__pycache__` and `*.pyc` left out), read
+        like `download_files`. A folder holding a symlink, or more than `max_files` files or
+        `max_bytes` bytes, is refused with a reason. Never raises."""
+        where, error = self.place.confine_folder(path)
+        if where is None:
+            return FolderDownloadResponse(path=path, error=error)
+        if self.closed:
+            return FolderDownloadResponse(path=path, error="not read: the sandbox is closed")
+        args = [self._roots(), where, str(max_files), str(max_bytes), json.dumps(sorted(SKIP_DIRS))]
+        try:
+            outcome = self._program(FOLDER, args, user=KEEPER_UID, stdin=b"", cap=max_bytes + 1024 * (max_files + 2))
+        except ENGINE_ERRORS as exc:
+            return FolderDownloadResponse(path=path, error=f"not read: {one_line(str(exc), 200)}")
+        files, failed = folder_results(outcome.stdout)
+        if failed is None:
+            return FolderDownloadResponse(path=path, files=files)
+        code, inner = failed["error"], failed["path"]
+        if code == "symlink":
+            reason = f"the folder holds a symbolic link ({inner}); copy the file instead"
+        elif code == "too_big":
+            reason = f"the folder is over the limit of {max_files} files and {max_bytes} bytes"
+        elif code == "cut":
+            stderr = one_line(outcome.stderr.decode("utf-8", "replace"), 200)
+            reason = f"not read: the sandbox's answer was cut short {stderr}".strip()
+        elif inner:
+            reason = f"{inner}: {self._describe(code)}"
+        else:
+            reason = self._describe(code)
+        return FolderDownloadResponse(path=path, error=reason)

@@ -4,6 +4,8 @@
 each grading pass (and the gate, `decide`) downloads the file's current bytes from the agent's
 container, so the evidence's `candidate_sha256` is the SHA-256 of the bytes on the agent's disk
 at that moment, and an edit after the last grading makes the gate reject the run as stale.
+`SandboxFiles(sandbox, "/workspace/pkg")` does the same for a multi-file candidate: every file
+under the folder, and `candidate_sha256` is its tree digest.
 
 The verification itself never runs in the agent's container: the evidence tool sends those
 bytes to a fresh verifier container (its own image, suite and runner), so an agent that plants
@@ -52,8 +54,8 @@ class SandboxFile:
             )
         if error == IS_DIRECTORY:
             return (
-                f"{self.path} in {where} is a folder; this verifier checks one module file: point "
-                "SandboxFile at it (multi-file candidates are not supported yet)"
+                f"{self.path} in {where} is a folder: use SandboxFiles(sandbox, {self.path!r}) for a "
+                "multi-file candidate, or point SandboxFile at the module file"
             )
         if error == PERMISSION_DENIED:
             return (
@@ -61,3 +63,32 @@ class SandboxFile:
                 "symlink that leaves it, or not readable by other users (its mode)"
             )
         return f"{self.path} could not be read from {where}: {error}"
+
+
+@dataclass(frozen=True)
+class SandboxFiles:
+    """The candidate is every file under a folder in the agent's DockerSandbox (a package, or
+    several modules), e.g. `SandboxFiles(sandbox, "/workspace/src")`; caches are left out."""
+
+    sandbox: DockerSandbox
+    folder: str = WORKSPACE
+
+    def __call__(self, state: Mapping[str, Any]) -> dict[str, str] | None:
+        """The folder's files as they are on the agent's disk now, relative path -> text."""
+        where = f"the agent's sandbox ({self.sandbox.id})"
+        response = self.sandbox.download_folder(self.folder)
+        if response.files is None:
+            if response.error == FILE_NOT_FOUND:
+                raise NoCandidate(f"{where} has no folder {self.folder}: point SandboxFiles at the one it writes")
+            raise NoCandidate(f"the folder {self.folder} in {where} cannot be read: {response.error}")
+        texts: dict[str, str] = {}
+        for path, data in response.files.items():
+            try:
+                texts[path] = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise NoCandidate(
+                    f"{path} under {self.folder} in {where} is not UTF-8 text (a bad byte at offset {exc.start})"
+                ) from None
+        if not any(path.endswith(".py") for path in texts):
+            raise NoCandidate(f"{where} has no Python file under {self.folder}; point SandboxFiles at the right folder")
+        return texts

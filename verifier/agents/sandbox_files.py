@@ -1,5 +1,5 @@
-"""Files in and out of an agent's sandbox: where a path may point, and the two small programs
-that move the bytes inside the container (over an exec's stdin and stdout).
+"""Files in and out of an agent's sandbox: where a path may point, and the small programs that
+move the bytes inside the container (over an exec's stdin and stdout).
 
 Confinement happens twice. On the host, `confine` judges the path as text: relative paths are
 taken from the workspace, `..` is refused (`invalid_path`), and the path must lie under one of
@@ -135,6 +135,65 @@ for i, path in enumerate(json.loads(sys.stdin.buffer.read())):
 )
 
 
+#: Reads every file under a folder, as DOWNLOAD's user. argv[2]: the folder; argv[3], argv[4]:
+#: most files and bytes; argv[5]: JSON list of directory names to skip. stdout: per file a JSON
+#: line {"path" (relative), "size"} and `size` bytes, then {"end": true}; or one {"error", "path"}
+#: line (`symlink`: the folder holds one; `too_big`: over a limit).
+FOLDER = (
+    _COMMON
+    + r"""
+top, most_files, most_bytes, skip = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), set(json.loads(sys.argv[5]))
+out = sys.stdout.buffer
+def say(record, data=b''):
+    out.write(json.dumps(record).encode() + b'\n' + data)
+def walk():
+    try:
+        fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        return {'error': code(exc), 'path': ''}
+    try:
+        root = where(fd)
+    finally:
+        os.close(fd)
+    if not inside(root):
+        return {'error': 'permission_denied', 'path': ''}
+    files, total, failed = [], 0, []
+    for folder, dirs, names in os.walk(root, onerror=failed.append):
+        dirs[:] = sorted(d for d in dirs if d not in skip)
+        for name in sorted(dirs) + sorted(names):
+            full = os.path.join(folder, name)
+            if os.path.islink(full):
+                return {'error': 'symlink', 'path': os.path.relpath(full, root)}
+        for name in sorted(names):
+            if name.endswith('.pyc'):
+                continue
+            full = os.path.join(folder, name)
+            rel = os.path.relpath(full, root)
+            try:
+                fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+            except OSError as exc:
+                return {'error': code(exc), 'path': rel}
+            try:
+                if not inside(where(fd)) or not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return {'error': 'invalid_path', 'path': rel}
+                with os.fdopen(fd, 'rb', closefd=False) as fh:
+                    data = fh.read(most_bytes - total + 1)
+            finally:
+                os.close(fd)
+            total += len(data)
+            files.append((rel, data))
+            if len(files) > most_files or total > most_bytes:
+                return {'error': 'too_big', 'path': rel}
+    if failed:
+        return {'error': code(failed[0]), 'path': os.path.relpath(failed[0].filename or root, root)}
+    for rel, data in files:
+        say({'path': rel, 'size': len(data)}, data)
+    return {'end': True}
+say(walk())
+"""
+)
+
+
 @dataclass(frozen=True)
 class Place:
     """Where a path may point: the workspace (relative paths start there) and the writable roots."""
@@ -155,6 +214,12 @@ class Place:
         if norm in self.roots or path.endswith("/"):
             return None, IS_DIRECTORY
         return norm, None
+
+    def confine_folder(self, path: object) -> tuple[str, None] | tuple[None, str]:
+        """`confine` for a folder: a trailing slash and a root itself are fine."""
+        if isinstance(path, str) and path.rstrip("/") in self.roots:
+            return path.rstrip("/"), None
+        return self.confine(path.rstrip("/") if isinstance(path, str) and path.strip("/") else path)
 
 
 def upload_stream(files: Sequence[tuple[int, str, bytes]]) -> bytes:
@@ -199,6 +264,32 @@ def download_results(stdout: bytes) -> dict[int, tuple[str | None, int, bytes]]:
         results[index] = (error, size, data)
         at = end + 1 + len(data)
     return results
+
+
+def folder_results(stdout: bytes) -> tuple[dict[str, bytes], dict[str, str] | None]:
+    """(relative path -> bytes, None) from the FOLDER program's output, or (partial, the error
+    record); output that does not end with its end record is an error too."""
+    files: dict[str, bytes] = {}
+    at = 0
+    while at < len(stdout):
+        end = stdout.find(b"\n", at)
+        if end < 0:
+            break
+        try:
+            record = json.loads(stdout[at:end])
+        except ValueError:
+            break
+        if "error" in record:
+            return files, {"error": str(record["error"]), "path": str(record.get("path", ""))}
+        if record.get("end") is True:
+            return files, None
+        try:
+            path, size = str(record["path"]), int(record["size"])
+        except (KeyError, TypeError, ValueError):
+            break
+        files[path] = stdout[end + 1 : end + 1 + size]
+        at = end + 1 + size
+    return files, {"error": "cut", "path": ""}
 
 
 def describe(code: str, *, size: int, limit: int, workspace_bytes: int) -> str:
