@@ -18,7 +18,8 @@ import docker
 import docker.errors
 import pytest
 
-from verifier.agents.docker_sandbox import AGENT_UID, LABEL_AGENT_SANDBOX, AgentSandboxLimits, DockerSandbox
+from verifier.agents.docker_sandbox import AGENT_UID, LABEL_AGENT_SANDBOX, DockerSandbox
+from verifier.agents.sandbox_limits import AgentSandboxLimits
 from verifier.errors import ImageNotFound, SandboxUnavailable
 from verifier.sandbox.gc import owner_alive
 from verifier.sandbox.hardening import LABEL_MANAGED, LABEL_OWNER_HOST, LABEL_OWNER_PID

@@ -32,7 +32,7 @@ _EXPORTS = {
     "NoCandidate": "candidates",
     "StateFile": "candidates",
     "latest_code_block": "candidates",
-    "AgentSandboxLimits": "docker_sandbox",
+    "AgentSandboxLimits": "sandbox_limits",
     "DockerSandbox": "docker_sandbox",
     "SandboxFile": "sandbox_candidate",
     "SandboxFiles": "sandbox_candidate",
@@ -73,11 +73,12 @@ __all__ = [
 
 if TYPE_CHECKING:
     from verifier.agents.candidates import CandidateSource, CodeBlock, NoCandidate, StateFile, latest_code_block
-    from verifier.agents.docker_sandbox import AgentSandboxLimits, DockerSandbox
+    from verifier.agents.docker_sandbox import DockerSandbox
     from verifier.agents.gate import Decision, decide
     from verifier.agents.middleware import GRADER_RULES, VerifiedRubric, verified_rubric
     from verifier.agents.recorder import RunRecorder, RunsReport, ToolCall, default_url
     from verifier.agents.sandbox_candidate import SandboxFile, SandboxFiles
+    from verifier.agents.sandbox_limits import AgentSandboxLimits
     from verifier.agents.tools import EvidenceTool, make_run_test_suite
 
 

@@ -29,11 +29,10 @@ import uuid
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from deepagents.backends.protocol import ExecuteResponse, FileDownloadResponse, FileUploadResponse
 from deepagents.backends.sandbox import BaseSandbox
-from pydantic import BaseModel, ConfigDict, Field
 
 from verifier.agents.sandbox_exec import BACKSTOP_S, Exec, ExecOutcome, backstop, shell_command
 from verifier.agents.sandbox_files import (
@@ -48,9 +47,10 @@ from verifier.agents.sandbox_files import (
     upload_results,
     upload_stream,
 )
+from verifier.agents.sandbox_limits import FLOOD_FACTOR, AgentSandboxLimits
 from verifier.errors import HostOverloaded, ImageNotFound, SandboxUnavailable
 from verifier.inputs import MAX_TREE_BYTES, MAX_TREE_FILES, SKIP_DIRS
-from verifier.limits import Limits, MiB
+from verifier.limits import MiB
 from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import SandboxJob
 from verifier.sandbox.container import ENGINE_ERRORS, remove
@@ -69,49 +69,8 @@ KEEPER_UID = 65534
 LABEL_AGENT_SANDBOX = "org.verifier.agent-sandbox"
 #: PID 2 of the container: ends when this process closes the container's stdin (or dies).
 KEEPALIVE = ("/bin/sh", "-c", "exec cat > /dev/null")
-#: A command that writes this many times the kept output is stopped as a flood.
-FLOOD_FACTOR = 16
 #: Longest a file transfer may take inside the container.
 TRANSFER_TIMEOUT_S = 60.0
-
-
-class AgentSandboxLimits(BaseModel):
-    """What an agent's sandbox session may use."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    command_timeout_s: float = Field(120.0, gt=0, le=3600, description="Per-command limit when none is given.")
-    max_command_timeout_s: float = Field(
-        3600.0, gt=0, le=24 * 3600, description="Largest per-command limit a caller may ask for (0 asks for it)."
-    )
-    output_bytes: int = Field(
-        1 * MiB,
-        ge=1024,
-        description=f"Output kept per command (truncated=True past it); {FLOOD_FACTOR}x this stops the command.",
-    )
-    memory_bytes: int = Field(1024 * MiB, ge=64 * MiB, description="Memory of the container; swap is off.")
-    cpus: float = Field(1.0, gt=0, le=64, description="CPU quota of the container.")
-    pids: int = Field(256, ge=32, description="Most processes and threads in the container.")
-    workspace_bytes: int = Field(256 * MiB, ge=1 * MiB, description="Size of the /workspace tmpfs.")
-    scratch_bytes: int = Field(64 * MiB, ge=1 * MiB, description="Size of the /tmp tmpfs.")
-    file_bytes: int = Field(
-        16 * MiB, ge=1024, description="Largest file uploaded, downloaded or written (RLIMIT_FSIZE)."
-    )
-    open_files: int = Field(1024, ge=64, description="RLIMIT_NOFILE of every process.")
-    runtime: Literal["runc", "gvisor"] = Field("runc", description="Container runtime (see Limits.runtime).")
-
-    def container_limits(self) -> Limits:
-        """The verifier's `Limits` these map to, for `container_kwargs`."""
-        return Limits(
-            memory_bytes=self.memory_bytes,
-            cpus=self.cpus,
-            pids=self.pids,
-            scratch_bytes=self.scratch_bytes,
-            output_bytes=self.output_bytes,
-            open_files=self.open_files,
-            file_size_bytes=self.file_bytes,
-            runtime=self.runtime,
-        )
 
 
 @dataclass(frozen=True)
@@ -205,6 +164,8 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
             api.start(cid)
         except BaseException as exc:
             remove(api, self.name)  # by name: also when Ctrl-C came while the engine was creating it
+            if hasattr(self, "_finalizer"):
+                self._finalizer.detach()
             if isinstance(exc, ENGINE_ERRORS):
                 raise SandboxUnavailable(f"the agent's sandbox could not start: {exc}") from exc
             raise
