@@ -73,6 +73,9 @@ def humaneval(
             ),
         ),
     ] = None,
+    runtime: Annotated[
+        str, typer.Option(help="Container runtime: runc (default) or gvisor (gVisor's runsc; slower).")
+    ] = "runc",
 ) -> None:
     """Verify every sample with its problem's check(); write <samples>_results.jsonl and print pass@k.
 
@@ -80,6 +83,7 @@ def humaneval(
     verified (infra_error/overloaded: not counted as the model's failure, but pass@k is then
     not trustworthy)."""
     from verifier.batch import default_workers, verify_batch
+    from verifier.cli.check import require_runtime
     from verifier.errors import SandboxUnavailable
     from verifier.evidence import Fault
     from verifier.limits import Limits
@@ -96,6 +100,9 @@ def humaneval(
         raise typer.Exit(2)
     if not samples.is_file():
         err.print(f"[red]error:[/] samples file {escape(str(samples))} does not exist")
+        raise typer.Exit(2)
+    if runtime not in ("runc", "gvisor"):
+        err.print(f"[red]error:[/] --runtime must be runc or gvisor, not {escape(repr(runtime))}")
         raise typer.Exit(2)
     if timeout <= 0:
         err.print(f"[red]error:[/] --timeout must be more than 0 seconds, not {timeout:g}")
@@ -123,7 +130,7 @@ def humaneval(
             "the reference refuses such a set ('Some problems are not attempted'). pass@k below is over the "
             f"{attempted} attempted problems only."
         )
-    limits = Limits(timeout_s=timeout + RUN_SLACK_S, call_timeout_s=timeout)
+    limits = Limits(timeout_s=timeout + RUN_SLACK_S, call_timeout_s=timeout, runtime=runtime)
     pool_policy: Literal["fresh", "reuse"] = "fresh" if policy == "fresh" else "reuse"
     started = time.monotonic()
     cluster = None
@@ -136,6 +143,7 @@ def humaneval(
             cluster = verifier.backend if isinstance(verifier.backend, RayBackend) else None
             workers = workers or (cluster.slots if cluster else default_workers())
         else:
+            require_runtime(limits)
             build(connect())
             workers = workers or default_workers()
             verifier = (
@@ -148,7 +156,9 @@ def humaneval(
         err.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from None
     where = f" on {len(cluster.nodes)} Ray nodes" if cluster else ""
-    err.print(f"{len(items)} samples, {len(jobs)} distinct, {workers} workers{where}, policy {policy}")
+    err.print(
+        f"{len(items)} samples, {len(jobs)} distinct, {workers} workers{where}, policy {policy}, runtime {runtime}"
+    )
     with verifier:
         evidence = verify_batch(verifier, jobs, workers=workers)
     wall = time.monotonic() - started
@@ -177,6 +187,7 @@ def humaneval(
         "wall_s": round(wall, 2),
         "samples_per_s": round(len(items) / wall, 2),
         "policy": policy,
+        "runtime": runtime,
         "workers": workers,
         "timeout_s": timeout,
         "problems_attempted": attempted,

@@ -39,6 +39,13 @@ def check(
     ] = DEFAULT_CALL_TIMEOUT_S,
     memory: Annotated[str, typer.Option(help="Memory limit of the sandbox, e.g. 512m, 1g.")] = "512m",
     build: Annotated[bool, typer.Option(help="Build the sandbox image first when it is missing.")] = True,
+    runtime: Annotated[
+        str,
+        typer.Option(
+            help="Container runtime: runc (the engine's own) or gvisor (gVisor's runsc: a user-space kernel "
+            "between the candidate and the host's; slower). Recorded in the evidence."
+        ),
+    ] = "runc",
 ) -> None:
     """Verify CANDIDATE against the suite in a fresh sandbox.
 
@@ -51,7 +58,9 @@ def check(
     out = Console()
     err = Console(stderr=True, soft_wrap=True)
     try:
-        limits = Limits(timeout_s=timeout, call_timeout_s=call_timeout, memory_bytes=_parse_memory(memory))
+        limits = Limits(
+            timeout_s=timeout, call_timeout_s=call_timeout, memory_bytes=_parse_memory(memory), runtime=runtime
+        )
     except ValidationError as exc:
         first = exc.errors()[0]
         option = OPTION_OF.get(str(first["loc"][0]), str(first["loc"][0]))
@@ -60,9 +69,10 @@ def check(
     verifier = Verifier(limits=limits)
     if build and candidate.is_file() and suite.is_dir():
         try:
+            require_runtime(limits)
             _ensure_image(err)
         except SandboxUnavailable as exc:
-            err.print(f"[red]error:[/] {exc}")
+            err.print(f"[red]error:[/] {escape(str(exc))}")
             raise typer.Exit(2) from None
     with verifier:
         ev = verifier.check(candidate, suite)
@@ -81,7 +91,12 @@ def check(
 
 EXIT_OK, EXIT_NOT_OK, EXIT_TROUBLE, EXIT_BUSY = 0, 1, 2, 3
 #: The options that set each limit, for error messages.
-OPTION_OF = {"timeout_s": "--timeout", "call_timeout_s": "--call-timeout", "memory_bytes": "--memory"}
+OPTION_OF = {
+    "timeout_s": "--timeout",
+    "call_timeout_s": "--call-timeout",
+    "memory_bytes": "--memory",
+    "runtime": "--runtime",
+}
 
 
 def exit_code(ev: Evidence) -> int:
@@ -91,6 +106,21 @@ def exit_code(ev: Evidence) -> int:
     if ev.fault is Fault.CANDIDATE:
         return EXIT_NOT_OK
     return EXIT_BUSY if ev.fault is Fault.HOST else EXIT_TROUBLE
+
+
+def require_runtime(limits: Limits) -> None:
+    """Raise SandboxUnavailable, naming the command that installs it, when the engine lacks the
+    runtime `limits` asks for (before anything is built or run)."""
+    if limits.runtime == "runc":
+        return
+    from verifier.sandbox import runtime
+    from verifier.sandbox.docker_engine import connect
+
+    client = connect()
+    try:
+        runtime.require(client.api, limits)
+    finally:
+        client.close()
 
 
 def _ensure_image(err: Console) -> None:

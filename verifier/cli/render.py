@@ -36,6 +36,7 @@ def evidence(console: Console, ev: Evidence, *, label: str = "", max_failures: i
     table.add_row("candidate", ev.candidate_sha256 or "-")
     table.add_row("suite", ev.suite_sha256 or "-")
     table.add_row("image", ev.image_id or "-")
+    table.add_row("runtime", ev.limits.runtime)
     table.add_row("evidence", ev.evidence_id)
     d = ev.durations
     timing = f"{d.total_s:.2f} s (sandbox {d.sandbox_s:.2f}, runner start {d.runner_start_s:.2f}, tests {d.tests_s:.2f}"

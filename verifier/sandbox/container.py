@@ -25,6 +25,7 @@ from verifier.errors import SandboxUnavailable
 from verifier.limits import Limits
 from verifier.runner.clock import starved_now
 from verifier.runner.protocol import READY, RESULT_PREFIX
+from verifier.sandbox import runtime
 from verifier.sandbox.attach import STDERR, pieces
 from verifier.sandbox.backend import SandboxJob
 from verifier.sandbox.hardening import container_kwargs
@@ -106,6 +107,10 @@ class Container:
             # By name: also when Ctrl-C arrived while the engine was still creating it.
             remove(api, name)
             if isinstance(exc, ENGINE_ERRORS):
+                try:  # the clearer reason, when the engine lacks the runtime the limits ask for
+                    runtime.require(api, limits)
+                except ENGINE_ERRORS:
+                    pass  # the engine is away: the create's own error says so
                 raise SandboxUnavailable(f"the sandbox could not start: {exc}") from exc
             raise
         return container

@@ -14,6 +14,7 @@ from docker.types import LogConfig, Ulimit
 from verifier.limits import Limits
 from verifier.runner.protocol import CANDIDATE_UID, SCRATCH_DIR, TRUSTED_DIR, TRUSTED_UID
 from verifier.sandbox.backend import SandboxJob
+from verifier.sandbox.runtime import engine_name
 
 LABEL_MANAGED = "org.verifier.managed"
 LABEL_OWNER_PID = "org.verifier.owner-pid"
@@ -25,8 +26,14 @@ LAUNCHER_CAPS = ("SETUID", "SETGID", "KILL")
 #: /dev/shm's size: a tmpfs that, like the scratch dir, is memory that outlives processes.
 SHM_BYTES = 16 * 1024**2
 
-#: The name gVisor's runsc is registered under in the engine's daemon.json.
-GVISOR_RUNTIME = "runsc"
+#: Under gVisor the engine's pids limit counts the sandbox kernel's own host processes and
+#: threads: its ptrace platform backs every sandbox process with a host process of about five
+#: threads (measured), and a sandbox that hits the limit crashes as a whole instead of failing
+#: the candidate's fork. So there the engine's limit is this roomy, and the sandbox's own limit on
+#: processes is RLIMIT_NPROC, which gVisor's kernel keeps per uid inside the sandbox. (Under runc
+#: RLIMIT_NPROC would count that uid's processes in every container on the host.)
+GVISOR_HOST_PIDS_BASE = 128
+GVISOR_HOST_PIDS_PER_PROCESS = 16
 
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -36,6 +43,20 @@ def _tmpfs(limits: Limits, owner: int | None, mode: str) -> str:
     if owner is not None:
         opts += f",uid={owner},gid={owner}"
     return opts
+
+
+def _host_pids(limits: Limits) -> int:
+    """The engine's pids limit: the sandbox's processes and threads (runc), or room for gVisor's
+    host processes behind them (gVisor, where RLIMIT_NPROC bounds the sandbox's own)."""
+    if limits.runtime == "gvisor":
+        return GVISOR_HOST_PIDS_BASE + GVISOR_HOST_PIDS_PER_PROCESS * limits.pids
+    return limits.pids
+
+
+def _process_ulimits(limits: Limits) -> list[Ulimit]:
+    if limits.runtime == "gvisor":
+        return [Ulimit(name="nproc", soft=limits.pids, hard=limits.pids)]
+    return []
 
 
 def ipc_sysctls(limits: Limits) -> dict[str, str]:
@@ -74,7 +95,7 @@ def container_kwargs(job: SandboxJob, labels: Mapping[str, str]) -> dict[str, An
         "mem_limit": limits.memory_bytes,
         "memswap_limit": limits.memory_bytes,  # equal to mem_limit: no swap
         "nano_cpus": int(limits.cpus * 1e9),
-        "pids_limit": limits.pids,  # fork and thread bombs stop here
+        "pids_limit": _host_pids(limits),  # fork and thread bombs stop here (and see _host_pids)
         "read_only": True,  # root file system
         "tmpfs": tmpfs,
         "cap_drop": ["ALL"],
@@ -84,6 +105,7 @@ def container_kwargs(job: SandboxJob, labels: Mapping[str, str]) -> dict[str, An
             Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
             Ulimit(name="fsize", soft=limits.file_size_bytes, hard=limits.file_size_bytes),
             Ulimit(name="core", soft=0, hard=0),
+            *_process_ulimits(limits),
         ],
         # Plain jobs get tini as PID 1 to reap orphans. Launcher jobs do not: tini would stay
         # root (with the launcher's capabilities) for the container's life; there the trusted server is
@@ -95,9 +117,10 @@ def container_kwargs(job: SandboxJob, labels: Mapping[str, str]) -> dict[str, An
         # Output reaches us through the attach stream only; never written to the host's disk.
         "log_config": LogConfig(type=LogConfig.types.NONE),
         "auto_remove": False,  # we remove it ourselves after reading its state
+        # Always by name, runc too: the engine's default runtime may be another one, and an
+        # unknown name fails the create instead of falling back (see verifier/sandbox/runtime.py).
+        "runtime": engine_name(limits.runtime),
     }
-    if limits.runtime == "gvisor":
-        host_config["runtime"] = GVISOR_RUNTIME  # never a silent fall-back: an unknown runtime fails the create
     return {
         "user": user,
         "environment": {"PATH": SAFE_PATH, "HOME": SCRATCH_DIR, "LANG": "C.UTF-8"},

@@ -41,6 +41,7 @@ from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
 from verifier.sandbox.container import ENGINE_ERRORS, Container, remove
 from verifier.sandbox.docker_engine import DockerBackend, connect
 from verifier.sandbox.gc import owner_labels
+from verifier.sandbox.runtime import RuntimeNotRegistered
 
 Policy = Literal["fresh", "reuse"]
 #: Container-level fields: a job must match them to run in a pooled container.
@@ -149,7 +150,7 @@ class WarmPool(SandboxBackend):
             while not self._closed:
                 try:
                     warm = self._create()
-                except ImageNotFound as exc:  # final: retrying cannot help
+                except (ImageNotFound, RuntimeNotRegistered) as exc:  # final: retrying cannot help
                     self._fatal = exc
                     return
                 except (SandboxUnavailable, *ENGINE_ERRORS):
