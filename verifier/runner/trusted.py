@@ -248,12 +248,24 @@ def _serve_one(
     return _run_child(header, ctl)
 
 
+def _reap_orphans() -> None:
+    """Reap exited orphans of candidate processes. The trusted server is PID 1, so orphans come
+    here when the zygote cannot be their subreaper (gVisor). The zygote, also our child, lives on."""
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                return
+        except ChildProcessError:
+            return
+
+
 def _reset(ctl: socket.socket) -> bool:
     """Kill every candidate process and wipe the candidate's writable places."""
     try:
         reply = control(ctl, {"op": "reset"})
     except SandboxFailure as exc:
         reply = {"ok": False, "error": exc.summary}
+    _reap_orphans()
     if not reply.get("ok"):
         print(f"verifier-runner: the candidate side was not reset: {reply}", file=sys.stderr, flush=True)
     return bool(reply.get("ok"))

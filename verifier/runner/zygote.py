@@ -27,6 +27,7 @@ Requests arrive from the trusted side over a SEQPACKET socket (JSON, fds attache
 from __future__ import annotations
 
 import ctypes
+import errno
 import json
 import os
 import resource
@@ -57,6 +58,7 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 #: Kernel objects that outlive the processes that made them, per IPC namespace.
 SYSV_TABLES = {"shm": 0, "sem": 1, "msg": 2}
 _IPC_RMID = 0
+_IPC_PRIVATE, _IPC_CREAT = 0, 0o1000
 
 
 def prctl(option: int, value: int) -> None:
@@ -166,26 +168,59 @@ def _wipe() -> int:
     return left
 
 
-def _remove_ipc() -> int:
+def _rmid(kind: int, ident: int) -> int:
+    """IPC_RMID of object `ident` of table `kind`: 0 when removed, else the errno."""
+    if kind == 1:
+        ok = _LIBC.semctl(ident, 0, _IPC_RMID, None) == 0
+    else:
+        ok = (_LIBC.shmctl if kind == 0 else _LIBC.msgctl)(ident, _IPC_RMID, None) == 0
+    return 0 if ok else ctypes.get_errno()
+
+
+def _new_id(kind: int) -> int:
+    """The id of a new private object of table `kind` (removed again at once); -1 when none can be made."""
+    if kind == 0:
+        ident = _LIBC.shmget(_IPC_PRIVATE, ctypes.c_size_t(1), _IPC_CREAT | 0o600)
+    elif kind == 1:
+        ident = _LIBC.semget(_IPC_PRIVATE, 1, _IPC_CREAT | 0o600)
+    else:
+        ident = _LIBC.msgget(_IPC_PRIVATE, _IPC_CREAT | 0o600)
+    if ident >= 0:
+        _rmid(kind, ident)
+    return int(ident)
+
+
+def _remove_ipc(floors: dict[str, int]) -> int:
     """Remove the SysV IPC objects the candidate made (also ones it handed to another uid);
-    the number left. Runs as the candidate's uid, which may remove what it created."""
+    the number left. Runs as the candidate's uid, which may remove what it created.
+
+    Where the kernel lists them (/proc/sysvipc), from that list. Where it does not (gVisor), by
+    id: gVisor hands out ids in increasing order, so every object made since the last reset has
+    an id between that reset's new-object id (`floors`, updated here) and a new object's id now.
+    (Its SHM_INFO count is no help: it keeps counting removed segments.)
+    """
     left = 0
     for table, kind in SYSV_TABLES.items():
         try:
             with open(f"/proc/sysvipc/{table}") as fh:
                 rows = fh.read().splitlines()[1:]
+        except FileNotFoundError:
+            top = _new_id(kind)
+            if top < 0:
+                left += 1  # no room for even one more object: the candidate filled the table
+                continue
+            for ident in range(floors.get(table, -1) + 1, top):
+                left += _rmid(kind, ident) not in (0, errno.EINVAL)  # EINVAL: no such id
+            floors[table] = top
+            continue
         except OSError:
             continue
         for row in rows:
-            cols = row.split()
-            ident = int(cols[1])
-            call = {0: _LIBC.shmctl, 1: _LIBC.semctl, 2: _LIBC.msgctl}[kind]
-            ok = (call(ident, 0, _IPC_RMID, None) if kind == 1 else call(ident, _IPC_RMID, None)) == 0
-            left += 0 if ok else 1
+            left += _rmid(kind, int(row.split()[1])) != 0
     return left
 
 
-def _sweep(report_fd: int) -> None:
+def _sweep(report_fd: int, ipc_floors: dict[str, int]) -> None:
     """In a child that became the candidate's uid: kill every candidate process, wipe, report."""
     survivors: list[int] = []
     me = os.getpid()
@@ -205,8 +240,41 @@ def _sweep(report_fd: int) -> None:
         os.chmod(SCRATCH_DIR, 0o700)  # the candidate owns its scratch root and may have changed its mode
     except OSError:
         pass
-    report = {"survivors": len(survivors), "left_files": _wipe(), "left_ipc": _remove_ipc()}
-    os.write(report_fd, json.dumps(report).encode())
+    report: dict[str, Any] = {"survivors": len(survivors), "left_files": _wipe(), "left_ipc": _remove_ipc(ipc_floors)}
+    os.write(report_fd, json.dumps({**report, "ipc_floors": ipc_floors}).encode())
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+#: os.uname().machine -> (AUDIT_ARCH_*, the mq_open syscall number).
+_MQ_OPEN = {"x86_64": (0xC000003E, 240), "aarch64": (0xC00000B7, 180)}
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
+
+
+def deny_mq_open() -> None:
+    """Make mq_open fail with EACCES in this process and its children (a seccomp filter; needs
+    no_new_privs, which the container sets). For where the reset cannot see POSIX message queues
+    (no /dev/mqueue, as under gVisor): a queue a candidate made would outlive it unseen."""
+    arch, number = _MQ_OPEN[os.uname().machine]
+    program = [
+        (0x20, 0, 0, 4),  # load seccomp_data.arch
+        (0x15, 0, 2, arch),  # another ABI: deny everything
+        (0x20, 0, 0, 0),  # load seccomp_data.nr
+        (0x15, 0, 1, number),  # mq_open: deny
+        (0x06, 0, 0, _RET_ERRNO | errno.EACCES),
+        (0x06, 0, 0, _RET_ALLOW),
+    ]
+    filters = (_SockFilter * len(program))(*(_SockFilter(*insn) for insn in program))
+    fprog = _SockFprog(len(program), filters)
+    if _LIBC.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "seccomp filter failed")
 
 
 def _kill_candidates_from_here() -> None:
@@ -237,6 +305,11 @@ def _enter_candidate() -> None:
     zygote, and be the first the kernel kills under memory pressure."""
     become(CANDIDATE_UID)
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if not os.path.isdir("/dev/mqueue"):  # gVisor: a reset could not remove a queue
+        try:
+            deny_mq_open()
+        except (OSError, KeyError):
+            os._exit(70)  # never run the candidate without it
     try:
         with open("/proc/self/oom_score_adj", "w") as fh:
             fh.write("1000")
@@ -253,6 +326,8 @@ class Zygote:
         #: The kernel's account (CPU time, peak memory) of each child waited for.
         self.usage: dict[int, resource.struct_rusage] = {}
         self.snapshot = _limits_snapshot()
+        #: Per SysV table, the id below which every object was removed (where ids are swept, gVisor).
+        self.ipc_floors: dict[str, int] = {}
 
     def _fork_for_reset(self) -> int | None:
         """A child for the sweep; None when even a process table cleared from here has no room."""
@@ -277,7 +352,7 @@ class Zygote:
             try:
                 os.close(read_end)
                 become(CANDIDATE_UID)
-                _sweep(write_end)
+                _sweep(write_end, self.ipc_floors)
             finally:
                 os._exit(0)
         os.close(write_end)
@@ -286,6 +361,7 @@ class Zygote:
             ready = select.select([read_end], [], [], RESET_TIMEOUT_S)[0]
             if ready:
                 report = json.loads(os.read(read_end, 4096) or b"{}")
+                self.ipc_floors = report.pop("ipc_floors", self.ipc_floors)
         except ValueError:
             report = {}
         finally:
@@ -411,5 +487,8 @@ def serve(ctl: socket.socket) -> None:
 
     for name in COMMON_MODULES:
         importlib.import_module(name)
-    prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of candidates come back to us, so a reset reaches them
+    try:
+        prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of candidates come back to us, and we reap them
+    except OSError:
+        pass  # gVisor lets only PID 1 reap orphans: there the trusted server reaps them (trusted._reset)
     Zygote(ctl).serve()
