@@ -1,5 +1,9 @@
 """Shared fixtures. Docker tests need a real engine: they fail loudly without one unless
-VERIFIER_SKIP_DOCKER=1 is set (for people without Docker); nothing here mocks the engine."""
+VERIFIER_SKIP_DOCKER=1 is set (for people without Docker); nothing here mocks the engine.
+
+Tests of containment run under each container runtime (`RUNTIMES`): the gVisor ones are marked
+`gvisor` and fail loudly when the engine has no runsc runtime, unless VERIFIER_SKIP_GVISOR=1 is
+set (never in CI: VERIFIER_REQUIRE_DOCKER=1 overrides both opt-outs)."""
 
 from __future__ import annotations
 
@@ -20,12 +24,48 @@ EXAMPLE = ROOT / "examples" / "find_duplicates"
 SUITE = EXAMPLE / "suite"
 
 
+#: Every container runtime a containment test runs under; parametrise fixtures or tests with it.
+RUNTIMES = [pytest.param("runc", id="runc"), pytest.param("gvisor", id="gvisor", marks=pytest.mark.gvisor)]
+_GVISOR_MISSING = pytest.StashKey[str]()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if os.environ.get("VERIFIER_SKIP_DOCKER") == "1" and os.environ.get("VERIFIER_REQUIRE_DOCKER") != "1":
-        skip = pytest.mark.skip(reason="VERIFIER_SKIP_DOCKER=1")
-        for item in items:
-            if "docker" in item.keywords:
-                item.add_marker(skip)
+    required = os.environ.get("VERIFIER_REQUIRE_DOCKER") == "1"
+    for marker, variable in (("docker", "VERIFIER_SKIP_DOCKER"), ("gvisor", "VERIFIER_SKIP_GVISOR")):
+        if os.environ.get(variable) == "1" and not required:
+            skip = pytest.mark.skip(reason=f"{variable}=1")
+            for item in items:
+                if marker in item.keywords:
+                    item.add_marker(skip)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """gVisor tests fail at once, with the command that fixes it, when the engine lacks runsc."""
+    if "gvisor" not in item.keywords:
+        return
+    if _GVISOR_MISSING not in item.config.stash:
+        from verifier.limits import Limits
+        from verifier.sandbox import runtime
+
+        try:
+            client = docker.from_env(timeout=30)
+            try:
+                runtime.require(client.api, Limits(runtime="gvisor"))
+            finally:
+                client.close()
+            item.config.stash[_GVISOR_MISSING] = ""
+        except runtime.RuntimeNotRegistered as exc:
+            item.config.stash[_GVISOR_MISSING] = f"{exc}; or set VERIFIER_SKIP_GVISOR=1 to skip the gVisor tests"
+        except Exception:
+            item.config.stash[_GVISOR_MISSING] = ""  # no engine: the docker fixtures say so
+    if item.config.stash[_GVISOR_MISSING]:
+        pytest.fail(item.config.stash[_GVISOR_MISSING], pytrace=False)
+
+
+@pytest.fixture(scope="module", params=RUNTIMES)
+def runtime(request: pytest.FixtureRequest) -> str:
+    """The container runtime (`Limits.runtime`) the module's containment tests run under."""
+    return str(request.param)
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,22 @@
 """An honest candidate that tries to break out and reports what worked (run by test_forgery)."""
 
+import ctypes
 import os
 import resource
 import signal
 import socket
+
+#: The start-up environment of the container's processes (hardening.py's and the image's).
+CONTAINER_ENVIRONMENT = {
+    b"PATH",
+    b"HOME",
+    b"LANG",
+    b"TZ",
+    b"PYTHONHASHSEED",
+    b"PYTHONDONTWRITEBYTECODE",
+    b"PYTHONUNBUFFERED",
+    b"VERIFIER_SANDBOX_KERNEL",
+}
 
 
 def _status(pid="self"):
@@ -21,7 +34,8 @@ def whoami():
         "uid": os.getuid(),
         "cap_eff": int(status["CapEff"], 16),
         "cap_prm": int(status["CapPrm"], 16),
-        "no_new_privs": int(status["NoNewPrivs"]),
+        # prctl, not /proc/self/status: gVisor's status has no NoNewPrivs line.
+        "no_new_privs": ctypes.CDLL(None).prctl(39, 0, 0, 0, 0),  # PR_GET_NO_NEW_PRIVS
     }
 
 
@@ -74,15 +88,43 @@ def leaks():
     attempt("read shadow", lambda: read("/etc/shadow"))
     attempt("docker socket", lambda: socket.socket(socket.AF_UNIX).connect("/var/run/docker.sock"))
     attempt("network", connect_anywhere)
+
+    def write_stdout(pid):
+        fd = os.open(f"/proc/{pid}/fd/1", os.O_WRONLY)
+        try:
+            if os.path.samestat(os.fstat(fd), os.stat("/dev/null")):
+                raise OSError("only /dev/null, as anyone may")  # gVisor lets us reopen the zygote's
+        finally:
+            os.close(fd)
+
+    def environ_beyond_the_containers(pid):
+        """More than the container's own environment (hardening.py's, the image's, the host name
+        every process here can read) in another process's start-up environment."""
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            pairs = dict(item.split(b"=", 1) for item in fh.read().split(b"\0") if b"=" in item)
+        if pairs.get(b"HOSTNAME") == socket.gethostname().encode():
+            del pairs[b"HOSTNAME"]
+        if set(pairs) <= CONTAINER_ENVIRONMENT:
+            raise OSError("only the container's own environment")
+
     for pid in others:
         attempt(f"environ of {pid}", lambda pid=pid: read(f"/proc/{pid}/environ"))
+        attempt(f"secrets in the environ of {pid}", lambda pid=pid: environ_beyond_the_containers(pid))
         attempt(f"mem of {pid}", lambda pid=pid: read(f"/proc/{pid}/mem"))
         attempt(f"fds of {pid}", lambda pid=pid: os.listdir(f"/proc/{pid}/fd"))
-        attempt(f"stdout of {pid}", lambda pid=pid: open(f"/proc/{pid}/fd/1", "w").close())
+        attempt(f"stdout of {pid}", lambda pid=pid: write_stdout(pid))
         attempt(f"signal {pid}", lambda pid=pid: os.kill(pid, signal.SIGSTOP))
         attempt(f"prlimit {pid}", lambda pid=pid: resource.prlimit(pid, resource.RLIMIT_AS, (1 << 20, 1 << 20)))
         attempt(f"renice {pid}", lambda pid=pid: os.setpriority(os.PRIO_PROCESS, pid, 19))
         attempt(f"oom_score_adj of {pid}", lambda pid=pid: open(f"/proc/{pid}/oom_score_adj", "w").write("1000"))  # noqa: SIM115
+
+    def message_queue():
+        librt = ctypes.CDLL("librt.so.1", use_errno=True)
+        if librt.mq_open(b"/verifier-probe", os.O_CREAT | os.O_RDWR, 0o600, None) < 0:
+            raise OSError(ctypes.get_errno(), "mq_open")
+
+    if not os.path.isdir("/dev/mqueue"):  # gVisor: a reset could not see or remove the queue
+        attempt("message queue without /dev/mqueue", message_queue)
     attempt("setuid root", lambda: os.setuid(0))
     attempt("setuid zygote", lambda: os.setuid(2002))
     return found

@@ -6,7 +6,8 @@ Every attacker here and every forgery in candidates/ runs in a size-1 `reuse` po
 (files in any writable place, SysV IPC, message queues, processes, listeners, changed limits or
 priority, memory or CPU taken). The victim's evidence must equal its evidence from a fresh
 container. The attackers in neighbours/ are correct: their own job passes, so the sandbox goes
-back to the pool, and the reset (not a recycle) must be what protects the victim.
+back to the pool, and the reset (not a recycle) must be what protects the victim. Under every
+container runtime (the `runtime` fixture: runc and gVisor).
 """
 
 from __future__ import annotations
@@ -43,16 +44,21 @@ def essence(ev: Evidence) -> tuple[object, ...]:
 
 
 @pytest.fixture(scope="module")
-def alone(sandbox_image: str) -> Evidence:
-    with Verifier(image=sandbox_image, limits=LIMITS) as v:
+def limits(runtime: str) -> Limits:
+    return LIMITS.model_copy(update={"runtime": runtime})
+
+
+@pytest.fixture(scope="module")
+def alone(sandbox_image: str, limits: Limits) -> Evidence:
+    with Verifier(image=sandbox_image, limits=limits) as v:
         ev = v.check(VICTIM, VICTIM_SUITE)
     assert ev.ok, [(f.test_id, f.detail_untrusted[-300:]) for f in ev.failures]
     return ev
 
 
 @pytest.fixture(scope="module")
-def reused(sandbox_image: str) -> Iterator[Verifier]:
-    with Verifier.pooled(policy="reuse", size=1, limits=LIMITS, image=sandbox_image, max_uses=10_000) as v:
+def reused(sandbox_image: str, limits: Limits) -> Iterator[Verifier]:
+    with Verifier.pooled(policy="reuse", size=1, limits=limits, image=sandbox_image, max_uses=10_000) as v:
         yield v
 
 

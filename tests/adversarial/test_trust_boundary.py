@@ -1,7 +1,7 @@
 """Candidate text stays inside the untrusted fence, and no candidate can deny its own evidence
 (issue 8, sections 2 and 3). Each case is a hostile candidate in candidates/ (whose status
 test_forgery checks); here we check what it tried to do to the evidence, the JSON and the
-terminal."""
+terminal. Under every container runtime (the `runtime` fixture: runc and gVisor)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ CANDIDATES = Path(__file__).parent / "candidates"
 
 
 @pytest.fixture(scope="module")
-def verifier(sandbox_image: str) -> Verifier:
-    return Verifier(image=sandbox_image, limits=LIMITS)
+def verifier(sandbox_image: str, runtime: str) -> Verifier:
+    return Verifier(image=sandbox_image, limits=LIMITS.model_copy(update={"runtime": runtime}))
 
 
 def trusted_text(ev: Evidence) -> str:
@@ -32,8 +32,8 @@ def trusted_text(ev: Evidence) -> str:
     return "\n".join(parts)
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[bytes]:
-    command = [sys.executable, "-m", "verifier", "check", *args, "--suite", str(SUITE)]
+def cli(runtime: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+    command = [sys.executable, "-m", "verifier", "check", *args, "--suite", str(SUITE), "--runtime", runtime]
     command += ["--timeout", str(LIMITS.timeout_s), "--call-timeout", str(LIMITS.call_timeout_s), "--memory", "256m"]
     return subprocess.run(command, capture_output=True, timeout=600, check=False)
 
@@ -56,27 +56,28 @@ def test_a_message_cannot_plant_its_own_falsifying_example(verifier: Verifier) -
 
 
 @pytest.mark.parametrize("name", ["terminal_escape.py", "bidi_message.py"])
-def test_control_and_invisible_characters_never_reach_the_terminal(name: str) -> None:
-    done = cli(str(CANDIDATES / name))
+def test_control_and_invisible_characters_never_reach_the_terminal(name: str, runtime: str) -> None:
+    done = cli(runtime, str(CANDIDATES / name))
     assert done.returncode == 1, done.stderr[-2000:]
     out = done.stdout + done.stderr
     for raw in ("\x1b", "\x9b", "\x07", "\u202e", "\u200b", "\u2066"):
         assert raw.encode() not in out, (name, raw)
     assert b"\\x1b" in out or b"\\u202e" in out  # shown as visible escapes instead
-    as_json = cli(str(CANDIDATES / name), "--json")
+    as_json = cli(runtime, str(CANDIDATES / name), "--json")
     assert as_json.returncode == 1
     assert as_json.stdout.isascii()
     assert json.loads(as_json.stdout)["status"] == "failed"
 
 
 @pytest.mark.parametrize("name", ["lone_surrogate_message.py", "non_utf8_output.py"])
-def test_bytes_that_break_encoders_still_give_valid_evidence(name: str) -> None:
-    as_json = cli(str(CANDIDATES / name), "--json")
+def test_bytes_that_break_encoders_still_give_valid_evidence(name: str, runtime: str) -> None:
+    as_json = cli(runtime, str(CANDIDATES / name), "--json")
     assert as_json.returncode == 1, as_json.stderr[-2000:]
     ev = Evidence.model_validate_json(as_json.stdout)
     assert ev.status is Status.FAILED and not ev.ok
+    assert ev.limits.runtime == runtime
     ev.model_dump_json()  # and it serialises again
-    console = cli(str(CANDIDATES / name))
+    console = cli(runtime, str(CANDIDATES / name))
     assert console.returncode == 1 and b"Traceback" not in console.stderr
 
 

@@ -2,7 +2,8 @@
 
 A new backend is added to BACKENDS and must pass all of this before it is used: it runs the
 job's own command, gives the same evidence as a cold container for the same input, enforces
-time and output limits, and leaves no container behind when closed.
+time and output limits, and leaves no container behind when closed. Every backend keeps it
+under every container runtime (`runtime`: runc, gVisor).
 """
 
 from __future__ import annotations
@@ -27,23 +28,28 @@ pytestmark = pytest.mark.docker
 LIMITS = Limits(timeout_s=30, call_timeout_s=2, output_bytes=64 * 1024)
 ADVERSARIAL = Path(__file__).parents[1] / "adversarial" / "candidates"
 
-BACKENDS: dict[str, Callable[[str], SandboxBackend]] = {
-    "cold": lambda image: DockerBackend(),
-    "fresh-pool": lambda image: WarmPool(image=image, limits=LIMITS, size=1, policy="fresh"),
-    "reuse-pool": lambda image: WarmPool(image=image, limits=LIMITS, size=1, policy="reuse"),
+BACKENDS: dict[str, Callable[[str, Limits], SandboxBackend]] = {
+    "cold": lambda image, limits: DockerBackend(),
+    "fresh-pool": lambda image, limits: WarmPool(image=image, limits=limits, size=1, policy="fresh"),
+    "reuse-pool": lambda image, limits: WarmPool(image=image, limits=limits, size=1, policy="reuse"),
 }
 
 
+@pytest.fixture(scope="module")
+def limits(runtime: str) -> Limits:
+    return LIMITS.model_copy(update={"runtime": runtime})
+
+
 @pytest.fixture(scope="module", params=sorted(BACKENDS))
-def backend(request: pytest.FixtureRequest, sandbox_image: str) -> Iterator[SandboxBackend]:
-    made = BACKENDS[request.param](sandbox_image)
+def backend(request: pytest.FixtureRequest, sandbox_image: str, limits: Limits) -> Iterator[SandboxBackend]:
+    made = BACKENDS[request.param](sandbox_image, limits)
     with made:
         yield made
 
 
 @pytest.fixture(scope="module")
-def cold(sandbox_image: str) -> Iterator[Verifier]:
-    with Verifier(image=sandbox_image, limits=LIMITS) as v:
+def cold(sandbox_image: str, limits: Limits) -> Iterator[Verifier]:
+    with Verifier(image=sandbox_image, limits=limits) as v:
         yield v
 
 
@@ -54,8 +60,8 @@ def same(a: Evidence, b: Evidence) -> None:
     ]
 
 
-def test_it_runs_the_jobs_own_command(backend: SandboxBackend, sandbox_image: str) -> None:
-    job = SandboxJob(image=sandbox_image, command=["python3", "-I", "-c", "print('own command', 6 * 7)"], limits=LIMITS)
+def test_it_runs_the_jobs_own_command(backend: SandboxBackend, sandbox_image: str, limits: Limits) -> None:
+    job = SandboxJob(image=sandbox_image, command=["python3", "-I", "-c", "print('own command', 6 * 7)"], limits=limits)
     raw = backend.run(job)
     assert raw.exit_code == 0 and b"own command 42" in raw.stdout
 
@@ -68,27 +74,30 @@ def test_it_names_the_image_it_runs(
 
 @pytest.mark.parametrize("candidate", [EXAMPLE / "good.py", EXAMPLE / "buggy_set.py"], ids=["good", "buggy"])
 def test_same_evidence_as_a_cold_container(
-    backend: SandboxBackend, sandbox_image: str, cold: Verifier, candidate: Path
+    backend: SandboxBackend, sandbox_image: str, cold: Verifier, limits: Limits, candidate: Path
 ) -> None:
-    ev = Verifier(backend=backend, image=sandbox_image, limits=LIMITS).check(candidate, SUITE)
+    ev = Verifier(backend=backend, image=sandbox_image, limits=limits).check(candidate, SUITE)
     same(ev, cold.check(candidate, SUITE))
+    assert ev.limits.runtime == limits.runtime
 
 
 @pytest.mark.parametrize(
     ("name", "status"),
     [("infinite_loop.py", Status.TIMEOUT), ("stdout_flood.py", Status.OUTPUT_LIMIT), ("memory_bomb.py", Status.OOM)],
 )
-def test_limits_hold(backend: SandboxBackend, sandbox_image: str, name: str, status: Status) -> None:
-    ev = Verifier(backend=backend, image=sandbox_image, limits=LIMITS).check(ADVERSARIAL / name, SUITE)
+def test_limits_hold(backend: SandboxBackend, sandbox_image: str, limits: Limits, name: str, status: Status) -> None:
+    ev = Verifier(backend=backend, image=sandbox_image, limits=limits).check(ADVERSARIAL / name, SUITE)
     assert ev.status is status, ev.reason
 
 
 @pytest.mark.parametrize("name", sorted(BACKENDS))
-def test_close_leaves_no_container(name: str, sandbox_image: str, docker_client: docker.DockerClient) -> None:
+def test_close_leaves_no_container(
+    name: str, sandbox_image: str, limits: Limits, docker_client: docker.DockerClient
+) -> None:
     started = time.time() - 1
-    made = BACKENDS[name](sandbox_image)
+    made = BACKENDS[name](sandbox_image, limits)
     with made:
-        assert Verifier(backend=made, image=sandbox_image, limits=LIMITS).check(EXAMPLE / "good.py", SUITE).ok
+        assert Verifier(backend=made, image=sandbox_image, limits=limits).check(EXAMPLE / "good.py", SUITE).ok
     mine = getattr(made, "pool_id", None)  # the module's other pools keep replacing their own meanwhile
     left = [
         c["Id"]

@@ -14,11 +14,12 @@ import os
 import socket
 import sys
 
-from .protocol import BASE_ENV, TRUSTED_DIR, TRUSTED_UID, ZYGOTE_UID
+from .protocol import BASE_ENV, KERNEL_ENV, TRUSTED_DIR, TRUSTED_UID, ZYGOTE_UID
 from .zygote import become
 
 
 def main() -> None:
+    gvisor = os.environ.get(KERNEL_ENV) == "gvisor"
     # SEQPACKET keeps message boundaries for the fd-passing control channel.
     ctl_trusted, ctl_zygote = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
@@ -34,7 +35,7 @@ def main() -> None:
             os.chdir("/")
             from . import zygote
 
-            zygote.serve(ctl_zygote)
+            zygote.serve(ctl_zygote, gvisor=gvisor)
         finally:
             os._exit(0)
     ctl_zygote.close()

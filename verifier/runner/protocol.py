@@ -50,6 +50,9 @@ CANDIDATE_WRITABLE = (SCRATCH_DIR, "/dev/shm", "/dev/mqueue")
 READY = b"VERIFIER-READY"
 RESULT_PREFIX = b"VERIFIER-RESULT "
 BASE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TZ": "UTC", "PYTHONHASHSEED": "0"}
+#: Set by the host in the container's environment when the sandbox's kernel is gVisor (its value
+#: "gvisor"); the launcher reads it before the split (see zygote.gvisor_guard).
+KERNEL_ENV = "VERIFIER_SANDBOX_KERNEL"
 
 RUNNERS = ("pytest", "direct")
 #: "per-test": every test gets a fresh candidate process on a wiped scratch space (default);

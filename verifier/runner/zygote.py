@@ -252,24 +252,37 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
 
 
-#: os.uname().machine -> (AUDIT_ARCH_*, the mq_open syscall number).
-_MQ_OPEN = {"x86_64": (0xC000003E, 240), "aarch64": (0xC00000B7, 180)}
+#: os.uname().machine -> (AUDIT_ARCH_*, mq_open, setpriority, sched_setaffinity syscall numbers).
+_GUARDED = {"x86_64": (0xC000003E, 240, 141, 203), "aarch64": (0xC00000B7, 180, 140, 122)}
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
+_LD, _JEQ, _RET = 0x20, 0x15, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_RET|K
 
 
-def deny_mq_open() -> None:
-    """Make mq_open fail with EACCES in this process and its children (a seccomp filter; needs
-    no_new_privs, which the container sets). For where the reset cannot see POSIX message queues
-    (no /dev/mqueue, as under gVisor): a queue a candidate made would outlive it unseen."""
-    arch, number = _MQ_OPEN[os.uname().machine]
+def gvisor_guard() -> None:
+    """Under gVisor, keep a candidate process (and its children) from what gVisor's kernel allows
+    but a reset could not undo, with a seccomp filter (needs no_new_privs, which the container sets):
+
+    - mq_open: gVisor mounts no /dev/mqueue, so no reset could see or remove a queue; EACCES.
+    - setpriority and sched_setaffinity of another process: gVisor checks no permission there
+      (it stores the values); EPERM unless the target is the caller itself (0).
+    """
+    arch, mq_open, setpriority, setaffinity = _GUARDED[os.uname().machine]
+    deny, no = _RET_ERRNO | errno.EACCES, _RET_ERRNO | errno.EPERM
     program = [
-        (0x20, 0, 0, 4),  # load seccomp_data.arch
-        (0x15, 0, 2, arch),  # another ABI: deny everything
-        (0x20, 0, 0, 0),  # load seccomp_data.nr
-        (0x15, 0, 1, number),  # mq_open: deny
-        (0x06, 0, 0, _RET_ERRNO | errno.EACCES),
-        (0x06, 0, 0, _RET_ALLOW),
+        (_LD, 0, 0, 4),  # 0: seccomp_data.arch
+        (_JEQ, 0, 10, arch),  # 1: another ABI -> 12 (deny)
+        (_LD, 0, 0, 0),  # 2: seccomp_data.nr
+        (_JEQ, 8, 0, mq_open),  # 3: -> 12 (deny)
+        (_JEQ, 1, 0, setpriority),  # 4: -> 6 (its `who`)
+        (_JEQ, 2, 4, setaffinity),  # 5: -> 8 (its `pid`), else -> 10 (allow)
+        (_LD, 0, 0, 24),  # 6: args[1], low half
+        (_JEQ, 2, 3, 0),  # 7: 0 -> 10 (allow), else -> 11 (EPERM)
+        (_LD, 0, 0, 16),  # 8: args[0], low half
+        (_JEQ, 0, 1, 0),  # 9: 0 -> 10 (allow), else -> 11 (EPERM)
+        (_RET, 0, 0, _RET_ALLOW),  # 10
+        (_RET, 0, 0, no),  # 11
+        (_RET, 0, 0, deny),  # 12
     ]
     filters = (_SockFilter * len(program))(*(_SockFilter(*insn) for insn in program))
     fprog = _SockFprog(len(program), filters)
@@ -300,14 +313,15 @@ def _limits_snapshot() -> tuple[Any, ...]:
     return (*rlimits, os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0))
 
 
-def _enter_candidate() -> None:
+def _enter_candidate(*, gvisor: bool) -> None:
     """In a freshly forked child: become the candidate's uid with no capability, die with the
-    zygote, and be the first the kernel kills under memory pressure."""
+    zygote, be the first the kernel kills under memory pressure, and under gVisor get
+    `gvisor_guard`."""
     become(CANDIDATE_UID)
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if not os.path.isdir("/dev/mqueue"):  # gVisor: a reset could not remove a queue
+    if gvisor:
         try:
-            deny_mq_open()
+            gvisor_guard()
         except (OSError, KeyError):
             os._exit(70)  # never run the candidate without it
     try:
@@ -318,8 +332,10 @@ def _enter_candidate() -> None:
 
 
 class Zygote:
-    def __init__(self, ctl: socket.socket) -> None:
+    def __init__(self, ctl: socket.socket, *, gvisor: bool = False) -> None:
         self.ctl = ctl
+        #: The sandbox's kernel is gVisor: candidate processes get `gvisor_guard`.
+        self.gvisor = gvisor
         self.statuses: dict[int, int] = {}
         self.modules: list[str] = []
         self.files: dict[str, bytes] = {}
@@ -385,7 +401,7 @@ class Zygote:
         if pid == 0:
             try:
                 self.ctl.close()
-                _enter_candidate()
+                _enter_candidate(gvisor=self.gvisor)
                 self._write_files()
                 from . import candidate
 
@@ -417,7 +433,7 @@ class Zygote:
         if pid == 0:
             try:
                 self.ctl.close()
-                _enter_candidate()
+                _enter_candidate(gvisor=self.gvisor)
                 self._write_files()
                 from . import program_exec
 
@@ -479,7 +495,7 @@ class Zygote:
             self.ctl.send(json.dumps(reply).encode())
 
 
-def serve(ctl: socket.socket) -> None:
+def serve(ctl: socket.socket, *, gvisor: bool = False) -> None:
     import importlib
 
     # Imported once here; every candidate process (function calls or a program) inherits them.
@@ -491,4 +507,4 @@ def serve(ctl: socket.socket) -> None:
         prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of candidates come back to us, and we reap them
     except OSError:
         pass  # gVisor lets only PID 1 reap orphans: there the trusted server reaps them (trusted._reset)
-    Zygote(ctl).serve()
+    Zygote(ctl, gvisor=gvisor).serve()

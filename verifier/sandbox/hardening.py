@@ -12,7 +12,7 @@ from typing import Any
 from docker.types import LogConfig, Ulimit
 
 from verifier.limits import Limits
-from verifier.runner.protocol import CANDIDATE_UID, SCRATCH_DIR, TRUSTED_DIR, TRUSTED_UID
+from verifier.runner.protocol import CANDIDATE_UID, KERNEL_ENV, SCRATCH_DIR, TRUSTED_DIR, TRUSTED_UID
 from verifier.sandbox.backend import SandboxJob
 from verifier.sandbox.runtime import engine_name
 
@@ -121,9 +121,12 @@ def container_kwargs(job: SandboxJob, labels: Mapping[str, str]) -> dict[str, An
         # unknown name fails the create instead of falling back (see verifier/sandbox/runtime.py).
         "runtime": engine_name(limits.runtime),
     }
+    environment = {"PATH": SAFE_PATH, "HOME": SCRATCH_DIR, "LANG": "C.UTF-8"}
+    if limits.runtime == "gvisor":
+        environment[KERNEL_ENV] = "gvisor"  # the runner guards candidates against gVisor's gaps
     return {
         "user": user,
-        "environment": {"PATH": SAFE_PATH, "HOME": SCRATCH_DIR, "LANG": "C.UTF-8"},
+        "environment": environment,
         "working_dir": SCRATCH_DIR,
         "network_disabled": True,
         "stdin_open": True,  # docker-py sets StdinOnce with it: our EOF closes the job's stdin

@@ -1,10 +1,28 @@
 """Trusted side of the containment probe: every attempt the candidate makes must fail."""
 
+import ctypes
+
 from solution import leaks, whoami
+
+#: What gVisor's /proc lets every process see of another user's processes: their environment
+#: (world-readable there) and their fd numbers (nothing can be opened through them; the probe
+#: tries). The environment is the runner's fixed one (the probe checks that too); see "Under
+#: gVisor" in docs/architecture.md. Every other attempt must fail under gVisor as under runc.
+GVISOR_PROC_EXPOSURES = ("environ of ", "fds of ")
+
+
+def _gvisor():
+    """gVisor's kernel log starts with its name; Linux refuses an unprivileged read of its own."""
+    buf = ctypes.create_string_buffer(256)
+    size = ctypes.CDLL(None).klogctl(3, buf, len(buf))  # SYSLOG_ACTION_READ_ALL
+    return size > 0 and b"gVisor" in buf.raw[:size]
 
 
 def test_nothing_leaks():
-    assert leaks() == []
+    found = leaks()
+    if _gvisor():
+        found = [leak for leak in found if not leak.startswith(GVISOR_PROC_EXPOSURES)]
+    assert found == []
 
 
 def test_candidate_runs_unprivileged():
