@@ -1,0 +1,131 @@
+"""The container runtime as a user meets it: named on every container, recorded in the evidence
+(and its id), reachable from every path (CLI, suite.toml, pools, the agent tool), and a runtime
+the engine lacks is a clear, final error naming the command that installs it, never a fall-back."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import EXAMPLE, SUITE
+from verifier import Limits, Status, Verifier
+from verifier.cli import app
+from verifier.runner.protocol import KERNEL_ENV
+from verifier.sandbox import runtime
+from verifier.sandbox.backend import SandboxJob
+from verifier.sandbox.hardening import container_kwargs
+
+LIMITS = Limits(timeout_s=30, call_timeout_s=3)
+
+
+class FakeAPI:
+    """Only `info()`, as the engine answers it; counts the calls."""
+
+    def __init__(self, runtimes: list[str]) -> None:
+        self.runtimes = runtimes
+        self.calls = 0
+
+    def info(self) -> dict[str, Any]:
+        self.calls += 1
+        return {"Runtimes": {name: {"path": name} for name in self.runtimes}}
+
+
+def test_a_missing_runtime_is_named_with_the_command_that_installs_it() -> None:
+    with pytest.raises(runtime.RuntimeNotRegistered) as caught:
+        runtime.require(FakeAPI(["runc"]), Limits(runtime="gvisor"))
+    message = str(caught.value)
+    assert "runsc" in message and runtime.INSTALL_COMMAND in message and "\n" not in message
+    runtime.require(FakeAPI(["runc", "runsc"]), Limits(runtime="gvisor"))
+    api = FakeAPI([])
+    runtime.require(api, Limits())  # every engine has runc: it is not even asked
+    assert api.calls == 0
+
+
+@pytest.mark.parametrize("mode", ["plain", "launcher"])
+def test_every_container_names_its_runtime(mode: str) -> None:
+    for name, engine in (("runc", "runc"), ("gvisor", "runsc")):
+        job = SandboxJob(image="i", command=["x"], limits=Limits(runtime=name), mode=mode)  # type: ignore[arg-type]
+        assert container_kwargs(job, {})["host_config"]["runtime"] == engine  # never the engine's default
+
+
+def test_gvisor_limits_processes_inside_and_leaves_room_for_its_own_outside() -> None:
+    runc = container_kwargs(SandboxJob(image="i", command=["x"], limits=Limits(pids=64)), {})
+    gvisor = container_kwargs(SandboxJob(image="i", command=["x"], limits=Limits(pids=64, runtime="gvisor")), {})
+    assert runc["host_config"]["pids_limit"] == 64
+    assert "nproc" not in {u["Name"] for u in runc["host_config"]["ulimits"]}  # host-wide per uid under runc
+    assert KERNEL_ENV not in runc["environment"]
+    nproc = {u["Name"]: (u["Soft"], u["Hard"]) for u in gvisor["host_config"]["ulimits"]}["nproc"]
+    assert nproc == (64, 64)
+    assert gvisor["host_config"]["pids_limit"] > 64 * 5  # gVisor's ptrace platform: ~5 host threads a process
+    assert gvisor["environment"][KERNEL_ENV] == "gvisor"
+
+
+@pytest.fixture
+def no_such_runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The engine, asked for gVisor, is asked for a runtime it does not have."""
+    monkeypatch.setitem(runtime.ENGINE_NAMES, "gvisor", "verifier-no-such-runtime")
+    yield "verifier-no-such-runtime"
+
+
+@pytest.mark.docker
+def test_an_engine_without_the_runtime_gives_infra_error_evidence_never_runc(
+    sandbox_image: str, no_such_runtime: str
+) -> None:
+    limits = LIMITS.model_copy(update={"runtime": "gvisor"})
+    with Verifier(image=sandbox_image, limits=limits) as cold:
+        ev = cold.check(EXAMPLE / "good.py", SUITE)
+    assert ev.status is Status.INFRA_ERROR and not ev.ok and ev.fault.value == "verifier"
+    assert no_such_runtime in ev.reason and runtime.INSTALL_COMMAND in ev.reason
+    assert ev.limits.runtime == "gvisor"
+    # A pool gives up at once with the same reason (it would otherwise retry until its acquire
+    # timeout and say only that no sandbox became available).
+    with Verifier.pooled(policy="fresh", size=1, limits=limits, image=sandbox_image) as pooled:
+        ev = pooled.check(EXAMPLE / "good.py", SUITE)
+    assert ev.status is Status.INFRA_ERROR and no_such_runtime in ev.reason
+
+
+@pytest.mark.docker
+def test_the_cli_says_so_in_one_line_and_exits_2(sandbox_image: str, no_such_runtime: str) -> None:
+    done = CliRunner().invoke(app, ["check", str(EXAMPLE / "good.py"), "--suite", str(SUITE), "--runtime", "gvisor"])
+    assert done.exit_code == 2
+    assert "Traceback" not in done.output and len(done.output.strip().splitlines()) == 1
+    assert no_such_runtime in done.output and runtime.INSTALL_COMMAND in done.output
+    bad = CliRunner().invoke(app, ["check", str(EXAMPLE / "good.py"), "--suite", str(SUITE), "--runtime", "kata"])
+    assert bad.exit_code == 2 and "--runtime" in bad.output and "Traceback" not in bad.output
+
+
+@pytest.mark.docker
+@pytest.mark.gvisor
+def test_the_evidence_records_the_runtime_on_every_path(sandbox_image: str, tmp_path: Path) -> None:
+    check = [sys.executable, "-m", "verifier", "check", str(EXAMPLE / "good.py"), "--suite", str(SUITE)]
+    done = subprocess.run([*check, "--runtime", "gvisor", "--json"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    by_cli = json.loads(done.stdout)
+    assert by_cli["limits"]["runtime"] == "gvisor"
+    shown = subprocess.run([*check, "--runtime", "gvisor"], capture_output=True, text=True, timeout=600)
+    assert shown.returncode == 0 and re.search(r"\bruntime +gvisor\b", shown.stdout), shown.stdout
+    with Verifier(image=sandbox_image) as runc:
+        assert runc.check(EXAMPLE / "good.py", SUITE).evidence_id != by_cli["evidence_id"]  # not the same fact
+
+    suite = tmp_path / "suite"  # suite.toml asks for gVisor
+    shutil.copytree(SUITE, suite)
+    with open(suite / "suite.toml", "a") as fh:
+        fh.write('\n[limits]\nruntime = "gvisor"\n')
+    with Verifier.pooled(policy="fresh", size=1, limits=LIMITS, image=sandbox_image) as runc_pool:
+        ev = runc_pool.check(EXAMPLE / "good.py", suite)  # another runtime than the pool's: a cold gVisor run
+    assert ev.ok and ev.limits.runtime == "gvisor"
+
+    from verifier.agents.tools import make_run_test_suite
+
+    tool = make_run_test_suite(SUITE, verifier=Verifier(image=sandbox_image, limits=Limits(runtime="gvisor")))
+    ev = tool.verify((EXAMPLE / "good.py").read_text(), {})
+    assert ev.ok and ev.limits.runtime == "gvisor"
