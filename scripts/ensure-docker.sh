@@ -55,6 +55,9 @@ ensure_engine() {
   local missing=()
   command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
   command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+  if [[ "$GVISOR" != "0" ]] && ! command -v runsc >/dev/null 2>&1; then
+    missing+=(runsc) # one apt-get run for all; registered below
+  fi
   if ((${#missing[@]})); then
     apt_install "no Docker engine answers and I can only install one as root on Debian/Ubuntu; install Docker and start it" \
       "${missing[@]}"
