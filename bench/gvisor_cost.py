@@ -22,6 +22,7 @@ import os
 import platform
 import statistics
 import sys
+from collections import Counter
 import time
 from pathlib import Path
 from typing import Any
@@ -112,7 +113,7 @@ def batch(workers: int, timeout: float) -> dict[str, Any]:
             **stats([e.durations.total_s for e in rows], wall, len(samples)),
             "startup_s": round(t_ready - t0, 2),
             "passed": sum(e.ok for e in rows),
-            "statuses": dict(sorted({s: sum(v[1] == s for v in verdicts[rt]) for s in set(verdicts[rt])}.items())),
+            "statuses": dict(sorted(Counter(status for _, status in verdicts[rt]).items())),
             "runtime_in_evidence": sorted({e.limits.runtime for e in rows}),
         }
         print(rt, json.dumps(out[rt]), file=sys.stderr, flush=True)

@@ -103,6 +103,13 @@ def test_the_cli_says_so_in_one_line_and_exits_2(sandbox_image: str, no_such_run
     assert bad.exit_code == 2 and "--runtime" in bad.output and "Traceback" not in bad.output
 
 
+def test_bench_refuses_an_unknown_runtime_in_one_line(tmp_path: Path) -> None:
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("")
+    done = CliRunner().invoke(app, ["bench", "humaneval", str(samples), "--runtime", "kata"])
+    assert done.exit_code == 2 and "--runtime" in done.output and len(done.output.strip().splitlines()) == 1
+
+
 @pytest.mark.docker
 @pytest.mark.gvisor
 def test_the_evidence_records_the_runtime_on_every_path(sandbox_image: str, tmp_path: Path) -> None:
