@@ -22,8 +22,8 @@ import os
 import platform
 import statistics
 import sys
-from collections import Counter
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
