@@ -7,7 +7,10 @@ set (never in CI: VERIFIER_REQUIRE_DOCKER=1 overrides both opt-outs)."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +25,25 @@ from verifier.sandbox.hardening import LABEL_MANAGED, LABEL_OWNER_PID
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "find_duplicates"
 SUITE = EXAMPLE / "suite"
+
+
+def _with_fewer_examples(suite: Path, max_examples: int) -> Path:
+    """A copy of `suite` whose Hypothesis properties run `max_examples` examples (removed at exit)."""
+    root = Path(tempfile.mkdtemp(prefix="verifier-quick-suite-"))
+    atexit.register(shutil.rmtree, root, True)
+    copy = root / suite.name
+    shutil.copytree(suite, copy)
+    manifest = copy / "suite.toml"
+    text = manifest.read_text()
+    assert "max_examples = 200" in text, "the showcase suite's example count moved"
+    manifest.write_text(text.replace("max_examples = 200", f"max_examples = {max_examples}"))
+    return copy
+
+
+#: The showcase suite with 20 Hypothesis examples per property instead of 200: same tests and
+#: files, for the adversarial tests, which run it once per technique and runtime (a forgery is
+#: caught by the suite's structure and its first examples, never by the 200th).
+QUICK_SUITE = _with_fewer_examples(SUITE, 20)
 
 
 #: Every container runtime a containment test runs under; parametrise fixtures or tests with it.

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SUITE
+from tests.conftest import QUICK_SUITE as SUITE
 from verifier import Evidence, Limits, Verifier
 from verifier.sandbox.pool import WarmPool
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.adversarial.test_forgery import LIMITS
-from tests.conftest import SUITE
+from tests.conftest import QUICK_SUITE as SUITE
 from verifier import Evidence, FailureKind, Status, Verifier
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

@@ -23,7 +23,7 @@ from verifier.batch import Item, verify_batch
 from verifier.bench import humaneval as he
 from verifier.cluster import RayBackend, ray_verifier
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 LIMITS = Limits(timeout_s=30, call_timeout_s=5)
 

@@ -382,6 +382,7 @@ bash {root}/scripts/ensure-docker.sh
 """
 
 
+@pytest.mark.engine_restart
 @pytest.mark.skipif(os.geteuid() != 0, reason="restarting the engine needs root")
 @pytest.mark.skipif(
     os.environ.get("VERIFIER_SHARED_ENGINE") == "1" and os.environ.get("VERIFIER_REQUIRE_DOCKER") != "1",

@@ -111,6 +111,7 @@ def test_pool_recovers_when_a_container_is_killed_from_outside(
     assert wait_for(lambda: ours(docker_client) == [])
 
 
+@pytest.mark.engine_restart
 @pytest.mark.skipif(os.geteuid() != 0, reason="restarting the engine needs root")
 @pytest.mark.skipif(
     os.environ.get("VERIFIER_SHARED_ENGINE") == "1" and os.environ.get("VERIFIER_REQUIRE_DOCKER") != "1",
