@@ -87,3 +87,8 @@ def test_a_flood_of_bytes_is_shown_escaped(reused: Verifier) -> None:
     assert ev.status is Status.OUTPUT_LIMIT
     assert "\x1b" not in ev.to_json() and ev.to_json().isascii()
     assert all("\x1b" not in f.message for f in ev.failures)
+
+
+def test_stderr_cut_is_reported(reused: Verifier) -> None:
+    ev = reused.check(HERE / "programs" / "stderr_past_the_cut.py", SUITE)
+    assert ev.ok and ev.candidate_output_truncated

@@ -356,6 +356,7 @@ def run_program(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]
     stop: tuple[str, str] | None = None
     oom_before = oom_kills()
     stderr_log = bytearray()
+    stderr_total = 0
     for case in cases:
         left = config.budget_s - clock.charged()
         if stop is None and left <= 0:
@@ -369,8 +370,12 @@ def run_program(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]
             summary = f"the run's {config.budget_s:g} s time limit ran out during this case"
             outcome = _Outcome(replace(outcome.record, summary=summary), outcome.detail)
         outcomes.append(outcome)
-        if run.stderr and len(stderr_log) < STDERR_LOG:
-            stderr_log += f"[case {case.name}] ".encode() + bytes(run.stderr[: STDERR_LOG - len(stderr_log)])
+        if run.err_total:
+            label = f"[case {case.name}] ".encode()
+            # What the log would hold uncut: the host compares it with the log to say it was cut.
+            stderr_total += len(label) + run.err_total
+            if len(stderr_log) < STDERR_LOG:
+                stderr_log += label + bytes(run.stderr[: STDERR_LOG - len(stderr_log)])
         if outcome.record.outcome in ("timeout", "overloaded"):
             timeouts += 1
             if timeouts >= MAX_TIMEOUTS:
@@ -413,7 +418,7 @@ def run_program(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]
             failures=failures,
             failures_total=len(failed),
             candidate_output=stderr_log.decode("utf-8", "replace"),
-            candidate_output_bytes=len(stderr_log),
+            candidate_output_bytes=stderr_total,
             tests_s=time.monotonic() - t_start,
             host_wait_s=clock.credit,
             kind="program",
