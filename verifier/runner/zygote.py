@@ -37,6 +37,7 @@ import signal
 import socket
 import struct
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .protocol import CANDIDATE_DIR, CANDIDATE_UID, CANDIDATE_WRITABLE, SCRATCH_DIR, untree
@@ -52,6 +53,12 @@ _CAP_VERSION_3 = 0x20080522
 RESET_BUDGET_S = 2.0
 #: A reset reports within this time or counts as failed.
 RESET_TIMEOUT_S = 10.0
+#: A new candidate process says it is set up within this, or it is killed and reported (SetupFailed).
+SETUP_TIMEOUT_S = 10.0
+#: What a new candidate process writes once set up, just before the candidate's code runs.
+READY = b"R"
+#: How a candidate process whose set-up failed exits (its parent already knows: it never said READY).
+SETUP_FAILED_EXIT = 70
 #: Imported once here so candidate processes start with them (candidate-side only).
 COMMON_MODULES = ("typing", "math", "collections", "itertools", "functools", "re", "string", "heapq", "bisect")
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -59,6 +66,17 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 SYSV_TABLES = {"shm": 0, "sem": 1, "msg": 2}
 _IPC_RMID = 0
 _IPC_PRIVATE, _IPC_CREAT = 0, 0o1000
+
+
+class SetupFailed(Exception):
+    """A candidate process ended or hung before it was ready to run the candidate's code: ours."""
+
+
+def say_ready(ready_fd: int) -> None:
+    """In a new candidate process, just before the candidate's code runs: tell the zygote the
+    set-up worked (see Zygote._fork_candidate), and close the pipe."""
+    os.write(ready_fd, READY)
+    os.close(ready_fd)
 
 
 def prctl(option: int, value: int) -> None:
@@ -401,21 +419,49 @@ class Zygote:
         ok = bool(report) and not any(report.values()) and intact
         return {"ok": ok, **report, "zygote_intact": intact}
 
-    def _spawn(self, fds: list[int]) -> int:
-        pid = os.fork()
+    def _fork_candidate(self, fds: list[int], run: Callable[[int], None]) -> int:
+        """Fork a candidate process (`_enter_candidate`, the job's files, then `run(ready_fd)`) and
+        wait until it says it is ready: `run` writes READY to `ready_fd` and closes it just before
+        the candidate's code runs. A child that fails its set-up (or dies in it) never says so: that
+        is ours to report (SetupFailed), never an exit code of the candidate's. Closes `fds` here."""
+        ready_r, ready_w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            for fd in (ready_r, ready_w, *fds):
+                os.close(fd)
+            raise
         if pid == 0:
             try:
+                os.close(ready_r)
                 self.ctl.close()
                 _enter_candidate(gvisor=self.gvisor)
                 self._write_files()
-                from . import candidate
-
-                candidate.serve(fds[0], fds[1], self.modules, CANDIDATE_DIR)
+                run(ready_w)
             finally:
-                os._exit(0)
-        for fd in fds:
+                os._exit(SETUP_FAILED_EXIT)
+        for fd in (ready_w, *fds):
             os.close(fd)
+        try:
+            ready = bool(select.select([ready_r], [], [], SETUP_TIMEOUT_S)[0]) and os.read(ready_r, 1) == READY
+        finally:
+            os.close(ready_r)
+        if not ready:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            raise SetupFailed("a candidate process failed its set-up before the candidate's code ran")
         return pid
+
+    def _spawn(self, fds: list[int]) -> int:
+        def run(ready_fd: int) -> None:
+            from . import candidate
+
+            candidate.serve(fds[0], fds[1], self.modules, CANDIDATE_DIR, ready_fd)
+            os._exit(0)
+
+        return self._fork_candidate(fds, run)
 
     def _write_files(self) -> None:
         """In a candidate child: the job's candidate files under CANDIDATE_DIR, nothing else."""
@@ -433,21 +479,14 @@ class Zygote:
 
     def _spawn_program(self, fds: list[int], cpu_backstop_s: int) -> int:
         """Fork a process that runs the candidate's source as a program on fds [stdin, stdout,
-        stderr]; it becomes the candidate's uid like every candidate process (`_enter_candidate`)."""
-        pid = os.fork()
-        if pid == 0:
-            try:
-                self.ctl.close()
-                _enter_candidate(gvisor=self.gvisor)
-                self._write_files()
-                from . import program_exec
+        stderr]; it becomes the candidate's uid like every candidate process (`_fork_candidate`)."""
 
-                program_exec.run(fds, self._program_path(), cpu_backstop_s)
-            finally:
-                os._exit(70)
-        for fd in fds:
-            os.close(fd)
-        return pid
+        def run(ready_fd: int) -> None:
+            from . import program_exec
+
+            program_exec.run(fds, self._program_path(), cpu_backstop_s, ready_fd)
+
+        return self._fork_candidate(fds, run)
 
     def _reap_one(self, pid: int) -> dict[str, object]:
         if pid not in self.statuses:
@@ -484,13 +523,16 @@ class Zygote:
                 with os.fdopen(fds[0], "rb") as src:
                     self.files = untree(src.read())
                 reply = {"ok": True}
-            elif op == "spawn":
-                reply = {"pid": self._spawn(fds)}
-            elif op == "spawn_program":
+            elif op in ("spawn", "spawn_program"):
                 try:
-                    reply = {"pid": self._spawn_program(fds, int(request["cpu_s"]))}
+                    if op == "spawn":
+                        reply = {"pid": self._spawn(fds)}
+                    else:
+                        reply = {"pid": self._spawn_program(fds, int(request["cpu_s"]))}
                 except OSError as exc:  # no room for a process: say so, never die of it
                     reply = {"error": f"fork failed ({exc.__class__.__name__})"}
+                except SetupFailed as exc:
+                    reply = {"error": str(exc)}
             elif op == "reap":
                 reply = self._reap_one(int(request["pid"]))
             elif op == "reset":
