@@ -92,3 +92,15 @@ def test_a_flood_of_bytes_is_shown_escaped(reused: Verifier) -> None:
 def test_stderr_cut_is_reported(reused: Verifier) -> None:
     ev = reused.check(HERE / "programs" / "stderr_past_the_cut.py", SUITE)
     assert ev.ok and ev.candidate_output_truncated
+
+
+def test_no_zombie_carries_from_case_to_case(sandbox_image: str, runtime: str) -> None:
+    """Under every runtime: a zombie one case leaves (its name, pid and number readable in /proc)
+    is gone before the next case, and before the next program in the same sandbox. Under gVisor
+    orphans go to the trusted server (PID 1), which must reap them as they end."""
+    limits = LIMITS.model_copy(update={"runtime": runtime})
+    with Verifier.pooled(policy="reuse", size=1, limits=limits, image=sandbox_image, max_uses=100, preload="") as v:
+        ev = v.check(HERE / "programs" / "zombie_between_cases.py", SUITE)
+        assert ev.ok, [(c.name, c.status.value, c.message, c.difference) for c in ev.cases]
+        after = v.check(VICTIM, SUITE)
+        assert after.ok, [(f.test_id, f.message, f.detail_untrusted[-300:]) for f in after.failures]

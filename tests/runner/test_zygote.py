@@ -66,7 +66,7 @@ def test_a_set_up_that_fails_before_the_program_runs_is_ours(
     finally:
         for fd in ours:
             os.close(fd)
-        zygote._reap(zyg.statuses)
+        zyg.reaper.reap()
 
 
 def test_a_failed_write_of_the_candidates_files_is_ours_too(
@@ -80,4 +80,4 @@ def test_a_failed_write_of_the_candidates_files_is_ours_too(
     finally:
         for fd in ours:
             os.close(fd)
-        zygote._reap(zyg.statuses)
+        zyg.reaper.reap()

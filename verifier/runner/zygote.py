@@ -41,6 +41,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .protocol import CANDIDATE_DIR, CANDIDATE_UID, CANDIDATE_WRITABLE, SCRATCH_DIR, untree
+from .reaper import Reaper, in_child
 
 PR_SET_PDEATHSIG = 1
 PR_SET_KEEPCAPS = 8
@@ -53,6 +54,8 @@ _CAP_VERSION_3 = 0x20080522
 RESET_BUDGET_S = 2.0
 #: A reset reports within this time or counts as failed.
 RESET_TIMEOUT_S = 10.0
+#: How long after the kill a reset waits for the candidate's zombies to be reaped (reaper.py).
+ZOMBIE_GRACE_S = 0.5
 #: A new candidate process says it is set up within this, or it is killed and reported (SetupFailed).
 SETUP_TIMEOUT_S = 10.0
 #: What a new candidate process writes once set up, just before the candidate's code runs.
@@ -120,27 +123,15 @@ def become(uid: int, *, keep_setuid: bool = False) -> None:
         os._exit(70)  # never run anything with privileges we did not mean to keep
 
 
-def _reap(statuses: dict[int, int], usage: dict[int, resource.struct_rusage] | None = None) -> None:
-    while True:
-        try:
-            pid, status, rusage = os.wait4(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        statuses[pid] = status
-        if usage is not None:
-            usage[pid] = rusage
-
-
 def _describe(status: int) -> dict[str, object]:
     if os.WIFSIGNALED(status):
         return {"signal": os.WTERMSIG(status)}
     return {"exit_code": os.waitstatus_to_exitcode(status)}
 
 
-def _candidate_processes(me: int) -> list[int]:
-    """Live (not zombie) processes of the candidate's uid, other than `me`.
+def _candidate_processes(me: int, *, zombies: bool = False) -> list[int]:
+    """Live (not zombie) processes of the candidate's uid, other than `me`; with zombies=True,
+    its zombies instead (ended, not yet waited for by their parent).
 
     Read from /proc/PID/status: candidate processes are not dumpable (they changed uid), so
     their /proc entries belong to root and the directory's owner says nothing.
@@ -152,11 +143,24 @@ def _candidate_processes(me: int) -> list[int]:
         try:
             with open(f"/proc/{entry}/status") as fh:
                 fields = dict(line.split(":", 1) for line in fh if ":" in line)
-            if int(fields["Uid"].split()[0]) == CANDIDATE_UID and fields["State"].split()[0] not in ("Z", "X"):
+            state = fields["State"].split()[0]
+            if int(fields["Uid"].split()[0]) == CANDIDATE_UID and (state == "Z" if zombies else state not in "ZX"):
                 found.append(int(entry))
         except (OSError, KeyError, ValueError, IndexError):
             continue
     return found
+
+
+def _zombies_left(me: int) -> int:
+    """The zombies of the candidate's uid still there after ZOMBIE_GRACE_S. Their parent (this
+    zygote, or under gVisor the trusted server, PID 1) reaps each as it ends (reaper.py), so one
+    that stays has a parent that does not: a later candidate could read its name, pid and number."""
+    deadline = time.monotonic() + ZOMBIE_GRACE_S
+    while True:
+        found = _candidate_processes(me, zombies=True)
+        if not found or time.monotonic() >= deadline:
+            return len(found)
+        time.sleep(0.002)
 
 
 def _wipe() -> int:
@@ -359,11 +363,12 @@ class Zygote:
         self.ctl = ctl
         #: The sandbox's kernel is gVisor: candidate processes get `gvisor_guard`.
         self.gvisor = gvisor
-        self.statuses: dict[int, int] = {}
+        #: Every child waited for since the last reset: its status and the kernel's account (CPU
+        #: time, peak memory). Under runc that is every candidate process (the zygote is their
+        #: subreaper); started (SIGCHLD) by `serve`.
+        self.reaper = Reaper()
         self.modules: list[str] = []
         self.files: dict[str, bytes] = {}
-        #: The kernel's account (CPU time, peak memory) of each child waited for.
-        self.usage: dict[int, resource.struct_rusage] = {}
         self.snapshot = _limits_snapshot()
         #: Per SysV table, the id below which every object was removed (where ids are swept, gVisor).
         self.ipc_floors: dict[str, int] = {}
@@ -374,21 +379,44 @@ class Zygote:
             return os.fork()
         except OSError:  # the table is full: a fork bomb of the candidate's
             _kill_candidates_from_here()
-            _reap(self.statuses, self.usage)
+            self.reaper.reap()
             try:
                 return os.fork()
             except OSError:
                 return None
 
     def _reset(self) -> dict[str, Any]:
+        """Sweep (`_sweep`), reap, and check that no zombie of the candidate's is left. The reply's
+        `peak_rss_kb`: the largest peak memory of any candidate process reaped since the last reset."""
+        # No reaping while the sweeper kills: the dead keep their pid slots as zombies, so a fork
+        # bomb cannot refill the process table while it is being emptied.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+        try:
+            report = self._sweep_from_child()
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+        self.reaper.reap()
+        if report:
+            report["zombies"] = _zombies_left(os.getpid())
+        peak = self.reaper.peak_rss_kb()
+        self.reaper.forget()
+        # Unreachable by candidates by construction (another uid); checked anyway, since a
+        # changed rlimit or priority here would be inherited by every later candidate.
+        intact = _limits_snapshot() == self.snapshot
+        ok = bool(report) and not any(report.values()) and intact
+        return {"ok": ok, **report, "zygote_intact": intact, "peak_rss_kb": peak}
+
+    def _sweep_from_child(self) -> dict[str, Any]:
+        """Run `_sweep` in a child that becomes the candidate's uid; its report ({} when none)."""
         read_end, write_end = os.pipe()
         pid = self._fork_for_reset()
         if pid is None:
             os.close(read_end)
             os.close(write_end)
-            return {"ok": False, "error": "no process could be started for the reset", "zygote_intact": True}
+            return {"error": "no process could be started for the reset"}
         if pid == 0:
             try:
+                in_child()
                 os.close(read_end)
                 become(CANDIDATE_UID)
                 _sweep(write_end, self.ipc_floors)
@@ -409,15 +437,8 @@ class Zygote:
             os.kill(pid, signal.SIGKILL)  # a sweeper that overran its time
         except ProcessLookupError:
             pass
-        os.waitpid(pid, 0)
-        _reap(self.statuses)
-        self.statuses.clear()
-        self.usage.clear()
-        # Unreachable by candidates by construction (another uid); checked anyway, since a
-        # changed rlimit or priority here would be inherited by every later candidate.
-        intact = _limits_snapshot() == self.snapshot
-        ok = bool(report) and not any(report.values()) and intact
-        return {"ok": ok, **report, "zygote_intact": intact}
+        self.reaper.wait(pid)
+        return report
 
     def _fork_candidate(self, fds: list[int], run: Callable[[int], None]) -> int:
         """Fork a candidate process (`_enter_candidate`, the job's files, then `run(ready_fd)`) and
@@ -433,6 +454,7 @@ class Zygote:
             raise
         if pid == 0:
             try:
+                in_child()
                 os.close(ready_r)
                 self.ctl.close()
                 _enter_candidate(gvisor=self.gvisor)
@@ -489,23 +511,21 @@ class Zygote:
         return self._fork_candidate(fds, run)
 
     def _reap_one(self, pid: int) -> dict[str, object]:
-        if pid not in self.statuses:
+        reaper = self.reaper
+        if pid not in reaper.statuses:
             try:
                 os.kill(pid, signal.SIGKILL)
-                _, status, rusage = os.wait4(pid, 0)
-                self.statuses[pid] = status
-                self.usage[pid] = rusage
-            except (ProcessLookupError, ChildProcessError):
+            except ProcessLookupError:
                 pass
-        known = self.statuses.get(pid)
+            reaper.wait(pid)
+        known = reaper.statuses.get(pid)
         if known is None:
             return {"unknown": True}
-        account = self.usage.get(pid)
-        if account is None:
-            return _describe(known)
+        account = reaper.usage[pid]
         return {**_describe(known), "cpu_s": account.ru_utime + account.ru_stime, "max_rss_kb": account.ru_maxrss}
 
     def serve(self) -> None:
+        self.reaper.start()
         while True:
             try:
                 data, fds, _flags, _addr = socket.recv_fds(self.ctl, 65536, 4)
@@ -516,7 +536,6 @@ class Zygote:
                 return
             request = json.loads(data)
             op = request["op"]
-            _reap(self.statuses, self.usage)
             reply: dict[str, Any]
             if op == "load":
                 self.modules = [str(m) for m in request["modules"]]
