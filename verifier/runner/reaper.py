@@ -64,9 +64,14 @@ class Reaper:
         `forget`; each counts the children that child waited for (wait4's RUSAGE_BOTH)."""
         return max((u.ru_maxrss for u in self.usage.values()), default=0)
 
-    def forget(self) -> None:
-        self.statuses.clear()
-        self.usage.clear()
+    def forget(self, pid: int | None = None) -> None:
+        """Drop the record of child `pid` (of every child: None)."""
+        if pid is None:
+            self.statuses.clear()
+            self.usage.clear()
+        else:
+            self.statuses.pop(pid, None)
+            self.usage.pop(pid, None)
 
 
 def in_child() -> None:

@@ -11,14 +11,17 @@ holds the job's source as bytes, and its children write and import it.
 Requests arrive from the trusted side over a SEQPACKET socket (JSON, fds attached):
 
     load  {modules}, fd=memfd    keep this job's candidate files (JSON, as on the job's stdin)
-    spawn fds=[rpc, output]      fork a candidate process; {"pid": ...}
+    spawn fds=[rpc, output]      fork a candidate process; {"pid": ...}, or {"error": ...} when it
+                                 could not be forked or failed its set-up (never the candidate's)
     spawn_program {cpu_s} fds=[stdin, stdout, stderr]
                                  fork a process that runs the candidate's source as a program
                                  (program_exec.py) on these pipes; {"pid": ...}
     reap  {pid}                  kill it if alive; {"exit_code"|"signal"|"unknown"}, and for a
                                  process it waited for, "cpu_s" and "max_rss_kb" from the kernel
     reset                        kill every candidate process, wipe every place it can write,
-                                 remove its IPC objects; {"ok": bool, ...}. A reset that is not ok
+                                 remove its IPC objects, check no zombie of its is left;
+                                 {"ok": bool, "peak_rss_kb": the largest peak memory of any
+                                 process reaped since the last reset, ...}. A reset that is not ok
                                  means the sandbox may hold a candidate's leftovers: recycle it.
                                  When a full process table (a fork bomb) leaves no room for the
                                  sweeper, the zygote first kills the candidate's processes itself.
@@ -129,7 +132,7 @@ def _describe(status: int) -> dict[str, object]:
     return {"exit_code": os.waitstatus_to_exitcode(status)}
 
 
-def _candidate_processes(me: int, *, zombies: bool = False) -> list[int]:
+def candidate_processes(me: int, *, zombies: bool = False) -> list[int]:
     """Live (not zombie) processes of the candidate's uid, other than `me`; with zombies=True,
     its zombies instead (ended, not yet waited for by their parent).
 
@@ -157,7 +160,7 @@ def _zombies_left(me: int) -> int:
     that stays has a parent that does not: a later candidate could read its name, pid and number."""
     deadline = time.monotonic() + ZOMBIE_GRACE_S
     while True:
-        found = _candidate_processes(me, zombies=True)
+        found = candidate_processes(me, zombies=True)
         if not found or time.monotonic() >= deadline:
             return len(found)
         time.sleep(0.002)
@@ -252,7 +255,7 @@ def _sweep(report_fd: int, ipc_floors: dict[str, int]) -> None:
             os.kill(-1, signal.SIGKILL)  # every process of our uid except ourselves
         except ProcessLookupError:
             pass
-        survivors = _candidate_processes(me)
+        survivors = candidate_processes(me)
         # A killed process takes a moment to tear down its memory: give it that moment,
         # but a process that keeps coming back (a fork loop) fails the reset.
         if not survivors or time.monotonic() > deadline:
@@ -324,7 +327,7 @@ def _kill_candidates_from_here() -> None:
     deadline = time.monotonic() + RESET_BUDGET_S
     me = os.getpid()
     while time.monotonic() < deadline:
-        found = _candidate_processes(me)
+        found = candidate_processes(me)
         if not found:
             return
         for pid in found:
@@ -438,6 +441,7 @@ class Zygote:
         except ProcessLookupError:
             pass
         self.reaper.wait(pid)
+        self.reaper.forget(pid)  # the sweeper is no candidate process: its peak memory is not a case's
         return report
 
     def _fork_candidate(self, fds: list[int], run: Callable[[int], None]) -> int:
