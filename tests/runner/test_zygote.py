@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -81,3 +82,24 @@ def test_a_failed_write_of_the_candidates_files_is_ours_too(
         for fd in ours:
             os.close(fd)
         zyg.reaper.reap()
+
+
+def test_a_zombie_left_after_the_grace_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    # technique: none; a zombie of the candidate's uid whose parent does not reap it (here: this
+    # test, with its uid as the candidate's) must fail the reset, as a process that would not die
+    monkeypatch.setattr(zygote, "CANDIDATE_UID", os.getuid())
+    monkeypatch.setattr(zygote, "ZOMBIE_GRACE_S", 0.05)
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    try:
+        for _ in range(1000):
+            if pid in zygote.candidate_processes(os.getpid(), zombies=True):
+                break
+            time.sleep(0.005)
+        assert pid in zygote.candidate_processes(os.getpid(), zombies=True)
+        assert pid not in zygote.candidate_processes(os.getpid())  # not among the live ones
+        assert zygote._zombies_left(os.getpid()) >= 1
+    finally:
+        os.waitpid(pid, 0)
+    assert pid not in zygote.candidate_processes(os.getpid(), zombies=True)

@@ -62,7 +62,8 @@ class Reaper:
     def peak_rss_kb(self) -> int:
         """The largest peak resident memory (KiB) the kernel reported of any child reaped since
         `forget`; each counts the children that child waited for (wait4's RUSAGE_BOTH)."""
-        return max((u.ru_maxrss for u in self.usage.values()), default=0)
+        usage = list(self.usage.values())  # one C call: the handler cannot add to it meanwhile
+        return max((u.ru_maxrss for u in usage), default=0)
 
     def forget(self, pid: int | None = None) -> None:
         """Drop the record of child `pid` (of every child: None)."""
