@@ -40,6 +40,7 @@ CASES: list[tuple[str, bytes, dict[str, Any], Status]] = [
     ("garbled result", b"VERIFIER-RESULT " + NONCE.encode() + b" 0 {nope\n", {}, Status.INFRA_ERROR),
     ("all passed but killed for time", line(), {"timed_out": True}, Status.TIMEOUT),
     ("all passed but oom", line(), {"oom_killed": True}, Status.OOM),
+    ("all passed but a process of the run was killed for memory", line(oom=True), {}, Status.OOM),
     ("all passed but runner exit 3", line(exit_code=3), {}, Status.INFRA_ERROR),
     ("no tests", line(counts=Counts(), exit_code=5), {}, Status.ERROR),
     ("assertion", line(counts=SOME_FAIL, exit_code=1, failures=[fail("assertion")]), {}, Status.FAILED),

@@ -151,7 +151,8 @@ def judge(raw: RawRun, nonce: str, output_bytes: int) -> Verdict:
     what = "cases" if result.kind == "program" else "collected tests"
     if result.sandbox_error is not None and not kinds - {FailureKind.INFRA}:
         return Verdict(Status.INFRA_ERROR, f"the sandbox failed: {result.sandbox_error}", **common)  # type: ignore[arg-type]
-    killed = raw.oom_killed or raw.timed_out or raw.output_limited
+    # result.oom: a process of the run was killed for memory, which makes the run oom (architecture.md)
+    killed = raw.oom_killed or raw.timed_out or raw.output_limited or result.oom
     if is_proven(counts, failures) and result.failures_total == 0 and not killed:
         if result.exit_code == 0:
             return Verdict(Status.PASSED, f"all {counts.expected} {what} passed", **common)  # type: ignore[arg-type]

@@ -29,6 +29,7 @@ FORGERIES = [(p, SUITE) for p in sorted((HERE / "candidates").glob("*.py"))] + [
     (p, HERE / "objects_suite") for p in sorted((HERE / "objects").glob("*.py"))
 ]
 VICTIM, VICTIM_SUITE = HERE / "victim.py", HERE / "victim_suite"
+ZOMBIES, ZOMBIE_SUITE = HERE / "zombie_messenger.py", HERE / "zombie_suite"
 #: Memory for a victim that needs 300 MiB of it.
 LIMITS = Limits(timeout_s=30, call_timeout_s=3, memory_bytes=512 * 1024**2, output_bytes=256 * 1024)
 
@@ -89,3 +90,10 @@ def test_a_forger_cannot_change_the_next_verdict(
     first, after = victim_after(reused, attacker, suite)
     assert first.ok is (attacker.stem == "good_thing")
     assert essence(after) == essence(alone), [(f.test_id, f.detail_untrusted[-500:]) for f in after.failures]
+
+
+def test_no_zombie_carries_state_from_test_to_test(reused: Verifier) -> None:
+    """Within one job: a zombie one test leaves is reaped before the next test can read it (under
+    gVisor orphans go to the trusted server, PID 1, which reaps them as they end)."""
+    ev = reused.check(ZOMBIES, ZOMBIE_SUITE)
+    assert ev.ok, [(f.test_id, f.detail_untrusted[-500:]) for f in ev.failures]

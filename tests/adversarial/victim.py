@@ -67,7 +67,7 @@ def leftovers():
         except FileNotFoundError:
             found[table] = _sysv_by_id(table)
     me, uid = os.getpid(), os.getuid()
-    others = []
+    others, zombies = [], []
     for entry in os.listdir("/proc"):
         if entry.isdigit() and int(entry) != me:
             try:
@@ -75,9 +75,12 @@ def leftovers():
                     fields = dict(line.split(":", 1) for line in fh if ":" in line)
                 if int(fields["Uid"].split()[0]) == uid and fields["State"].split()[0] not in "ZX":
                     others.append(entry)
+                elif int(fields["Uid"].split()[0]) == uid and fields["State"].split()[0] == "Z":
+                    zombies.append(fields["Name"].strip())  # a name, pid and number readable here
             except (OSError, KeyError, ValueError):
                 pass
     found["processes"] = others
+    found["zombies"] = zombies
     with open("/proc/net/tcp") as fh:
         found["tcp"] = [ln for ln in fh.read().splitlines()[1:] if ln.split()[3] == "0A"]  # listening
     return found

@@ -22,6 +22,7 @@ import traceback
 from typing import Any
 
 from . import wire
+from .zygote import say_ready
 
 MAX_TEXT = 4000
 #: Requests come from the trusted side; this only bounds what this process reads.
@@ -142,7 +143,8 @@ def _perform(op: str, target: Any, name: str, args: list[Any], kwargs: dict[str,
     return unary[op](target)
 
 
-def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str) -> None:
+def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str, ready_fd: int) -> None:
+    """Import the candidate's modules and answer calls on `rpc_fd`; `ready_fd`: see zygote.say_ready."""
     os.setsid()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -156,6 +158,7 @@ def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str) -> None:
     sys.path.insert(0, directory)
     loaded: dict[str, Any] = {}
     objects = Objects(loaded)
+    say_ready(ready_fd)
     try:
         for name in modules:
             loaded[name] = importlib.import_module(name)

@@ -9,11 +9,13 @@ Per case:
    here; the case's input and expected output never leave this process (the suite is in
    /run/trusted, mode 0700, another uid);
 2. this side feeds stdin, drains stdout and stderr with caps, and ends the case on its charged
-   clock (`time_limit_s`), on the program's peak memory (`memory_bytes`, read from /proc while it
-   runs and from the kernel's account when it ends), or on output beyond the cap;
+   clock (`time_limit_s`), on memory (`memory_bytes`: the largest of any candidate process, read
+   from /proc while it runs and from the kernel's peaks when it ends), or on output beyond the
+   cap. The program is every process of the case: it ends when the main process has exited and
+   stdout and stderr are closed (a child still writing keeps it, and its clock, running);
 3. the zygote reaps it (exit code or signal, CPU time, peak memory), then resets the candidate
    side (every process of the candidate's uid killed, every place it can write wiped): no case
-   sees another's processes or files, and output a leftover child writes later never counts;
+   sees another's processes or files;
 4. the output is compared here, outside the candidate's process (`cases.py`).
 
 After MAX_TIMEOUTS cases that ran out of time, or once the run's own time limit is spent, the
@@ -47,9 +49,12 @@ from .protocol import (
     ProgramConfig,
 )
 from .proxy import MAX_TIMEOUTS, SandboxFailure, control, oom_kills
+from .zygote import candidate_processes
 
-#: How often a running case checks the clock and the program's memory.
+#: How often a running case checks the clock.
 POLL_S = 0.005
+#: How often a running case reads the memory of every candidate process (a scan of /proc).
+MEMORY_POLL_S = 0.01
 #: Bytes of a case's stderr kept for its failure's detail.
 STDERR_KEEP = 2000
 #: Bytes of stderr, over all cases, kept as the run's candidate output (evidence shows 4,000 characters).
@@ -72,6 +77,9 @@ class _Run:
     time_limit_s: float = 0.0
     time_s: float = 0.0
     status: dict[str, object] = field(default_factory=dict)
+    #: The largest resident memory of any candidate process of the case: read while it runs, and
+    #: the kernel's peak of every process the zygote reaped for it (see `_Case.run`).
+    peak_bytes: int = 0
     oom_killed: bool = False
     reset_ok: bool = True
 
@@ -96,6 +104,11 @@ def _rss_bytes(pid: int) -> int:
     except (OSError, ValueError, IndexError):
         pass
     return 0
+
+
+def _largest_rss_bytes() -> int:
+    """The largest resident memory of any live candidate process now."""
+    return max((_rss_bytes(pid) for pid in candidate_processes(os.getpid())), default=0)
 
 
 def _exited(pid: int) -> bool:
@@ -140,8 +153,16 @@ class _Case:
             run.status = control(self.ctl, {"op": "reap", "pid": pid})  # kills it if still running
             run.oom_killed = run.status.get("signal") == signal.SIGKILL and oom_kills() > oom_before >= 0
             # Every process of the candidate's uid dies here, so nothing else holds the pipes:
-            # what is left in them is what the program wrote before it ended.
-            run.reset_ok = bool(control(self.ctl, {"op": "reset"}).get("ok"))
+            # what is left in them was written before the case ended (a case that ended on its
+            # own has none: it ends when the pipes do).
+            reset = control(self.ctl, {"op": "reset"})
+            run.reset_ok = bool(reset.get("ok"))
+            # The kernel's peaks: the main process's counts the children it waited for; the
+            # reset's is the largest of every process the zygote reaped since the last reset, the
+            # main process and (under runc, where the zygote is their subreaper) every orphan.
+            for kib in (run.status.get("max_rss_kb"), reset.get("peak_rss_kb")):
+                if isinstance(kib, int):
+                    run.peak_bytes = max(run.peak_bytes, kib * 1024)
             self._drain(run, out_r, err_r)
         finally:
             for fd in (stdin_w, out_r, err_r, *([pidfd] if pidfd is not None else [])):
@@ -184,7 +205,10 @@ class _Case:
         err_r: int,
         time_limit_s: float,
     ) -> None:
-        """Feed and drain the program until it ends or a limit ends it."""
+        """Feed and drain the program until it ends or a limit ends it. The program is every
+        process of the case: it ends when the main process has exited and stdout and stderr are
+        closed by every process that held them (a child still writing keeps the case, and its
+        clock, running), and memory is the largest of any of them."""
         for fd in (stdin_w, out_r, err_r):
             fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
         clock = self.clock
@@ -197,9 +221,10 @@ class _Case:
             feeding = False
         readers = {out_r, err_r}
         exited = False
+        memory_at = 0.0
         try:
-            while not exited and run.ended is None:
-                watch = [*readers, *([pidfd] if pidfd is not None else [])]
+            while run.ended is None and not (exited and not readers):
+                watch = [*readers, *([pidfd] if pidfd is not None and not exited else [])]
                 readable, writable, _ = select.select(watch, [stdin_w] if feeding else [], [], POLL_S)
                 if feeding and writable:
                     try:
@@ -216,16 +241,22 @@ class _Case:
                 for fd in readable:
                     if fd in readers and not self._take(run, fd, out_r):
                         readers.discard(fd)
-                exited = (pidfd in readable) if pidfd is not None else _exited(pid)
-                charged = clock.charged() - start_charged
-                if exited or run.ended is not None:
+                if not exited:
+                    exited = (pidfd in readable) if pidfd is not None else _exited(pid)
+                    if exited:
+                        clock.watch(None)  # its pid may be another process's soon
+                if run.ended is not None or (exited and not readers):
                     break
+                charged = clock.charged() - start_charged
                 if charged >= time_limit_s:
                     run.ended = "timeout"
                 elif time.monotonic() - start_wall >= time_limit_s * OVERLOAD_FACTOR:
                     run.ended = "overloaded"
-                elif _rss_bytes(pid) > self.config.memory_bytes:
-                    run.ended = "oom"
+                elif time.monotonic() - memory_at >= MEMORY_POLL_S:
+                    memory_at = time.monotonic()
+                    run.peak_bytes = max(run.peak_bytes, _largest_rss_bytes())
+                    if run.peak_bytes > self.config.memory_bytes:
+                        run.ended = "oom"
         finally:
             if feeding:
                 os.close(stdin_w)
@@ -272,7 +303,7 @@ def _outcome(
     raw_exit, raw_sig, raw_rss, raw_cpu = (status.get(k) for k in ("exit_code", "signal", "max_rss_kb", "cpu_s"))
     exit_code = raw_exit if isinstance(raw_exit, int) else None
     sig = raw_sig if isinstance(raw_sig, int) else None
-    rss = raw_rss * 1024 if isinstance(raw_rss, int) else 0
+    rss = max(raw_rss * 1024 if isinstance(raw_rss, int) else 0, run.peak_bytes)
     cpu = float(raw_cpu) if isinstance(raw_cpu, (int, float)) else 0.0
     limit_mib = config.memory_bytes / 1024**2
     base = {
@@ -356,6 +387,7 @@ def run_program(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]
     stop: tuple[str, str] | None = None
     oom_before = oom_kills()
     stderr_log = bytearray()
+    stderr_total = 0
     for case in cases:
         left = config.budget_s - clock.charged()
         if stop is None and left <= 0:
@@ -369,8 +401,12 @@ def run_program(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]
             summary = f"the run's {config.budget_s:g} s time limit ran out during this case"
             outcome = _Outcome(replace(outcome.record, summary=summary), outcome.detail)
         outcomes.append(outcome)
-        if run.stderr and len(stderr_log) < STDERR_LOG:
-            stderr_log += f"[case {case.name}] ".encode() + bytes(run.stderr[: STDERR_LOG - len(stderr_log)])
+        if run.err_total:
+            label = f"[case {case.name}] ".encode()
+            # What the log would hold uncut: the host compares it with the log to say it was cut.
+            stderr_total += len(label) + run.err_total
+            if len(stderr_log) < STDERR_LOG:
+                stderr_log += label + bytes(run.stderr[: STDERR_LOG - len(stderr_log)])
         if outcome.record.outcome in ("timeout", "overloaded"):
             timeouts += 1
             if timeouts >= MAX_TIMEOUTS:
@@ -413,7 +449,7 @@ def run_program(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]
             failures=failures,
             failures_total=len(failed),
             candidate_output=stderr_log.decode("utf-8", "replace"),
-            candidate_output_bytes=len(stderr_log),
+            candidate_output_bytes=stderr_total,
             tests_s=time.monotonic() - t_start,
             host_wait_s=clock.credit,
             kind="program",

@@ -25,6 +25,8 @@ import threading
 import types
 from typing import NoReturn
 
+from .zygote import say_ready
+
 
 def _stdio() -> None:
     sys.stdin = open(0, encoding="utf-8", newline="\n", closefd=False)  # noqa: SIM115
@@ -44,14 +46,15 @@ def _exit_code(exc: SystemExit) -> int:
     return 1
 
 
-def run(fds: list[int], path: str, cpu_backstop_s: int) -> NoReturn:
+def run(fds: list[int], path: str, cpu_backstop_s: int, ready_fd: int) -> NoReturn:
     """Become the program at `path` (written by the zygote's child) for one case: fds are
-    [stdin, stdout, stderr]. Never returns."""
+    [stdin, stdout, stderr]; `ready_fd` is told once the set-up worked (zygote.say_ready), so
+    that a failure before the program's code runs is never taken for its exit code. Never returns."""
     os.setsid()
     for target, fd in enumerate(fds[:3]):
         os.dup2(fd, target)
     for entry in os.listdir("/proc/self/fd"):  # nothing of the zygote's beyond the three pipes
-        if int(entry) > 2:
+        if int(entry) > 2 and int(entry) != ready_fd:
             try:
                 os.close(int(entry))
             except OSError:
@@ -71,6 +74,7 @@ def run(fds: list[int], path: str, cpu_backstop_s: int) -> NoReturn:
     sys.argv = [path]
     sys.path[0:0] = [directory]
     code = 0
+    say_ready(ready_fd)
     try:
         exec(compile(source, path, "exec"), main.__dict__)
     except SystemExit as exc:

@@ -246,6 +246,10 @@ class CandidateSession:
         finally:
             theirs.close()
             os.close(out_w)
+        if not isinstance(reply.get("pid"), int):  # the zygote could not start it: ours, not the candidate's
+            mine.close()
+            os.close(out_r)
+            raise SandboxFailure(f"the candidate launcher could not start a candidate process ({reply.get('error')})")
         self.output.drain(out_r)
         self.sock, self.pid = mine, int(reply["pid"])
         self.generation += 1

@@ -35,6 +35,7 @@ from .protocol import (
     JobResult,
 )
 from .proxy import CandidateModule, CandidateSession, SandboxFailure, control, oom_kills
+from .reaper import Reaper, in_child
 from .results import Results
 from .suite_files import pytest_ini
 
@@ -179,12 +180,13 @@ def _failed_run(kind: str, summary: str, *, oom: bool = False, error: str | None
     )
 
 
-def _run_child(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
+def _run_child(header: JobHeader, ctl: socket.socket, reaper: Reaper) -> tuple[JobResult, bool]:
     """Run the job in a forked trusted child, within a wall-clock backstop; (result, trouble)."""
     oom_before = oom_kills()
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the trusted child: runs this job's tests, then exits
+        in_child()
         os.close(read_end)
         try:
             try:
@@ -215,7 +217,7 @@ def _run_child(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
                 break
             chunks.append(chunk)
     os.close(read_end)
-    _, status = os.waitpid(pid, 0)
+    status = reaper.wait(pid)
     if killed:
         if starved_now(sandbox_cpu_s, sandbox_cpus()):
             return _failed_run("overloaded", "the host was too busy: the tests did not finish in time"), True
@@ -233,7 +235,7 @@ def _run_child(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
 
 
 def _serve_one(
-    header: JobHeader, candidate: dict[str, bytes], files: dict[str, bytes], ctl: socket.socket
+    header: JobHeader, candidate: dict[str, bytes], files: dict[str, bytes], ctl: socket.socket, reaper: Reaper
 ) -> tuple[JobResult, bool]:
     memfd = os.memfd_create("candidate")
     try:
@@ -245,27 +247,18 @@ def _serve_one(
     finally:
         os.close(memfd)
     _write_suite(files, SUITE_DIR)
-    return _run_child(header, ctl)
+    return _run_child(header, ctl, reaper)
 
 
-def _reap_orphans() -> None:
-    """Reap exited orphans of candidate processes. The trusted server is PID 1, so orphans come
-    here when the zygote cannot be their subreaper (gVisor). The zygote, also our child, lives on."""
-    while True:
-        try:
-            if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                return
-        except ChildProcessError:
-            return
-
-
-def _reset(ctl: socket.socket) -> bool:
+def _reset(ctl: socket.socket, reaper: Reaper) -> bool:
     """Kill every candidate process and wipe the candidate's writable places."""
     try:
         reply = control(ctl, {"op": "reset"})
     except SandboxFailure as exc:
         reply = {"ok": False, "error": exc.summary}
-    _reap_orphans()
+    # Orphans of candidate processes come here under gVisor (no subreaper but PID 1); `reaper`
+    # waited for each as it ended, during the job and the reset. Their statuses are of no use.
+    reaper.forget()
     if not reply.get("ok"):
         print(f"verifier-runner: the candidate side was not reset: {reply}", file=sys.stderr, flush=True)
     return bool(reply.get("ok"))
@@ -290,7 +283,11 @@ def serve(ctl: socket.socket, argv: list[str]) -> None:
     for name in filter(None, preload.split(",")):
         importlib.import_module({"pytest": "_pytest.python", "hypothesis": "hypothesis.strategies"}.get(name, name))
     ChargedClock()  # reads the cgroup files once, so the first job does not pay for it
-    if not _reset(ctl):
+    # This process is PID 1: under gVisor every orphaned candidate process comes to it. Reap
+    # each as it ends, so that no zombie of one test or case is there for the next (reaper.py).
+    reaper = Reaper()
+    reaper.start()
+    if not _reset(ctl, reaper):
         os._exit(3)
     os.write(result_fd, protocol.READY + b"\n")
     stdin = sys.stdin.buffer
@@ -299,10 +296,10 @@ def serve(ctl: socket.socket, argv: list[str]) -> None:
         if job is None:
             break
         header, candidate, files = job
-        result, recycle = _serve_one(header, candidate, files, ctl)
+        result, recycle = _serve_one(header, candidate, files, ctl, reaper)
         last = recycle or served >= max_jobs
         # Reset before reporting, so the host knows whether this sandbox can take another job.
-        if not last and not _reset(ctl):
+        if not last and not _reset(ctl, reaper):
             recycle = last = True
         line = protocol.format_result_line(header.nonce, last, result)
         view = memoryview(line)

@@ -11,14 +11,17 @@ holds the job's source as bytes, and its children write and import it.
 Requests arrive from the trusted side over a SEQPACKET socket (JSON, fds attached):
 
     load  {modules}, fd=memfd    keep this job's candidate files (JSON, as on the job's stdin)
-    spawn fds=[rpc, output]      fork a candidate process; {"pid": ...}
+    spawn fds=[rpc, output]      fork a candidate process; {"pid": ...}, or {"error": ...} when it
+                                 could not be forked or failed its set-up (never the candidate's)
     spawn_program {cpu_s} fds=[stdin, stdout, stderr]
                                  fork a process that runs the candidate's source as a program
                                  (program_exec.py) on these pipes; {"pid": ...}
     reap  {pid}                  kill it if alive; {"exit_code"|"signal"|"unknown"}, and for a
                                  process it waited for, "cpu_s" and "max_rss_kb" from the kernel
     reset                        kill every candidate process, wipe every place it can write,
-                                 remove its IPC objects; {"ok": bool, ...}. A reset that is not ok
+                                 remove its IPC objects, check no zombie of its is left;
+                                 {"ok": bool, "peak_rss_kb": the largest peak memory of any
+                                 process reaped since the last reset, ...}. A reset that is not ok
                                  means the sandbox may hold a candidate's leftovers: recycle it.
                                  When a full process table (a fork bomb) leaves no room for the
                                  sweeper, the zygote first kills the candidate's processes itself.
@@ -37,9 +40,11 @@ import signal
 import socket
 import struct
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .protocol import CANDIDATE_DIR, CANDIDATE_UID, CANDIDATE_WRITABLE, SCRATCH_DIR, untree
+from .reaper import Reaper, in_child
 
 PR_SET_PDEATHSIG = 1
 PR_SET_KEEPCAPS = 8
@@ -52,6 +57,14 @@ _CAP_VERSION_3 = 0x20080522
 RESET_BUDGET_S = 2.0
 #: A reset reports within this time or counts as failed.
 RESET_TIMEOUT_S = 10.0
+#: How long after the kill a reset waits for the candidate's zombies to be reaped (reaper.py).
+ZOMBIE_GRACE_S = 0.5
+#: A new candidate process says it is set up within this, or it is killed and reported (SetupFailed).
+SETUP_TIMEOUT_S = 10.0
+#: What a new candidate process writes once set up, just before the candidate's code runs.
+READY = b"R"
+#: How a candidate process whose set-up failed exits (its parent already knows: it never said READY).
+SETUP_FAILED_EXIT = 70
 #: Imported once here so candidate processes start with them (candidate-side only).
 COMMON_MODULES = ("typing", "math", "collections", "itertools", "functools", "re", "string", "heapq", "bisect")
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -59,6 +72,17 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 SYSV_TABLES = {"shm": 0, "sem": 1, "msg": 2}
 _IPC_RMID = 0
 _IPC_PRIVATE, _IPC_CREAT = 0, 0o1000
+
+
+class SetupFailed(Exception):
+    """A candidate process ended or hung before it was ready to run the candidate's code: ours."""
+
+
+def say_ready(ready_fd: int) -> None:
+    """In a new candidate process, just before the candidate's code runs: tell the zygote the
+    set-up worked (see Zygote._fork_candidate), and close the pipe."""
+    os.write(ready_fd, READY)
+    os.close(ready_fd)
 
 
 def prctl(option: int, value: int) -> None:
@@ -102,27 +126,15 @@ def become(uid: int, *, keep_setuid: bool = False) -> None:
         os._exit(70)  # never run anything with privileges we did not mean to keep
 
 
-def _reap(statuses: dict[int, int], usage: dict[int, resource.struct_rusage] | None = None) -> None:
-    while True:
-        try:
-            pid, status, rusage = os.wait4(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        statuses[pid] = status
-        if usage is not None:
-            usage[pid] = rusage
-
-
 def _describe(status: int) -> dict[str, object]:
     if os.WIFSIGNALED(status):
         return {"signal": os.WTERMSIG(status)}
     return {"exit_code": os.waitstatus_to_exitcode(status)}
 
 
-def _candidate_processes(me: int) -> list[int]:
-    """Live (not zombie) processes of the candidate's uid, other than `me`.
+def candidate_processes(me: int, *, zombies: bool = False) -> list[int]:
+    """Live (not zombie) processes of the candidate's uid, other than `me`; with zombies=True,
+    its zombies instead (ended, not yet waited for by their parent).
 
     Read from /proc/PID/status: candidate processes are not dumpable (they changed uid), so
     their /proc entries belong to root and the directory's owner says nothing.
@@ -134,11 +146,24 @@ def _candidate_processes(me: int) -> list[int]:
         try:
             with open(f"/proc/{entry}/status") as fh:
                 fields = dict(line.split(":", 1) for line in fh if ":" in line)
-            if int(fields["Uid"].split()[0]) == CANDIDATE_UID and fields["State"].split()[0] not in ("Z", "X"):
+            state = fields["State"].split()[0]
+            if int(fields["Uid"].split()[0]) == CANDIDATE_UID and (state == "Z" if zombies else state not in "ZX"):
                 found.append(int(entry))
         except (OSError, KeyError, ValueError, IndexError):
             continue
     return found
+
+
+def _zombies_left(me: int) -> int:
+    """The zombies of the candidate's uid still there after ZOMBIE_GRACE_S. Their parent (this
+    zygote, or under gVisor the trusted server, PID 1) reaps each as it ends (reaper.py), so one
+    that stays has a parent that does not: a later candidate could read its name, pid and number."""
+    deadline = time.monotonic() + ZOMBIE_GRACE_S
+    while True:
+        found = candidate_processes(me, zombies=True)
+        if not found or time.monotonic() >= deadline:
+            return len(found)
+        time.sleep(0.002)
 
 
 def _wipe() -> int:
@@ -230,7 +255,7 @@ def _sweep(report_fd: int, ipc_floors: dict[str, int]) -> None:
             os.kill(-1, signal.SIGKILL)  # every process of our uid except ourselves
         except ProcessLookupError:
             pass
-        survivors = _candidate_processes(me)
+        survivors = candidate_processes(me)
         # A killed process takes a moment to tear down its memory: give it that moment,
         # but a process that keeps coming back (a fork loop) fails the reset.
         if not survivors or time.monotonic() > deadline:
@@ -256,13 +281,17 @@ class _SockFprog(ctypes.Structure):
 _GUARDED = {"x86_64": (0xC000003E, 240, 141, 203), "aarch64": (0xC00000B7, 180, 140, 122)}
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
-_LD, _JEQ, _RET = 0x20, 0x15, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_RET|K
+_LD, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+#: Syscall numbers from here on are x32's (x86_64's ILP32 ABI, same AUDIT_ARCH); none is allowed.
+_X32_SYSCALL_BIT = 0x40000000
 
 
 def gvisor_guard() -> None:
     """Under gVisor, keep a candidate process (and its children) from what gVisor's kernel allows
     but a reset could not undo, with a seccomp filter (needs no_new_privs, which the container sets):
 
+    - another ABI than the host's (i386), and the x32 syscall range (nr >= 0x40000000) of the host
+      ABI: the numbers below would not match there; EACCES.
     - mq_open: gVisor mounts no /dev/mqueue, so no reset could see or remove a queue; EACCES.
     - setpriority and sched_setaffinity of another process: gVisor checks no permission there
       (it stores the values); EPERM unless the target is the caller itself (0).
@@ -271,18 +300,19 @@ def gvisor_guard() -> None:
     deny, no = _RET_ERRNO | errno.EACCES, _RET_ERRNO | errno.EPERM
     program = [
         (_LD, 0, 0, 4),  # 0: seccomp_data.arch
-        (_JEQ, 0, 10, arch),  # 1: another ABI -> 12 (deny)
+        (_JEQ, 0, 11, arch),  # 1: another ABI -> 13 (deny)
         (_LD, 0, 0, 0),  # 2: seccomp_data.nr
-        (_JEQ, 8, 0, mq_open),  # 3: -> 12 (deny)
-        (_JEQ, 1, 0, setpriority),  # 4: -> 6 (its `who`)
-        (_JEQ, 2, 4, setaffinity),  # 5: -> 8 (its `pid`), else -> 10 (allow)
-        (_LD, 0, 0, 24),  # 6: args[1], low half
-        (_JEQ, 2, 3, 0),  # 7: 0 -> 10 (allow), else -> 11 (EPERM)
-        (_LD, 0, 0, 16),  # 8: args[0], low half
-        (_JEQ, 0, 1, 0),  # 9: 0 -> 10 (allow), else -> 11 (EPERM)
-        (_RET, 0, 0, _RET_ALLOW),  # 10
-        (_RET, 0, 0, no),  # 11
-        (_RET, 0, 0, deny),  # 12
+        (_JGE, 9, 0, _X32_SYSCALL_BIT),  # 3: the x32 range -> 13 (deny)
+        (_JEQ, 8, 0, mq_open),  # 4: -> 13 (deny)
+        (_JEQ, 1, 0, setpriority),  # 5: -> 7 (its `who`)
+        (_JEQ, 2, 4, setaffinity),  # 6: -> 9 (its `pid`), else -> 11 (allow)
+        (_LD, 0, 0, 24),  # 7: args[1], low half
+        (_JEQ, 2, 3, 0),  # 8: 0 -> 11 (allow), else -> 12 (EPERM)
+        (_LD, 0, 0, 16),  # 9: args[0], low half
+        (_JEQ, 0, 1, 0),  # 10: 0 -> 11 (allow), else -> 12 (EPERM)
+        (_RET, 0, 0, _RET_ALLOW),  # 11
+        (_RET, 0, 0, no),  # 12
+        (_RET, 0, 0, deny),  # 13
     ]
     filters = (_SockFilter * len(program))(*(_SockFilter(*insn) for insn in program))
     fprog = _SockFprog(len(program), filters)
@@ -297,7 +327,7 @@ def _kill_candidates_from_here() -> None:
     deadline = time.monotonic() + RESET_BUDGET_S
     me = os.getpid()
     while time.monotonic() < deadline:
-        found = _candidate_processes(me)
+        found = candidate_processes(me)
         if not found:
             return
         for pid in found:
@@ -336,11 +366,12 @@ class Zygote:
         self.ctl = ctl
         #: The sandbox's kernel is gVisor: candidate processes get `gvisor_guard`.
         self.gvisor = gvisor
-        self.statuses: dict[int, int] = {}
+        #: Every child waited for since the last reset: its status and the kernel's account (CPU
+        #: time, peak memory). Under runc that is every candidate process (the zygote is their
+        #: subreaper); started (SIGCHLD) by `serve`.
+        self.reaper = Reaper()
         self.modules: list[str] = []
         self.files: dict[str, bytes] = {}
-        #: The kernel's account (CPU time, peak memory) of each child waited for.
-        self.usage: dict[int, resource.struct_rusage] = {}
         self.snapshot = _limits_snapshot()
         #: Per SysV table, the id below which every object was removed (where ids are swept, gVisor).
         self.ipc_floors: dict[str, int] = {}
@@ -351,21 +382,44 @@ class Zygote:
             return os.fork()
         except OSError:  # the table is full: a fork bomb of the candidate's
             _kill_candidates_from_here()
-            _reap(self.statuses, self.usage)
+            self.reaper.reap()
             try:
                 return os.fork()
             except OSError:
                 return None
 
     def _reset(self) -> dict[str, Any]:
+        """Sweep (`_sweep`), reap, and check that no zombie of the candidate's is left. The reply's
+        `peak_rss_kb`: the largest peak memory of any candidate process reaped since the last reset."""
+        # No reaping while the sweeper kills: the dead keep their pid slots as zombies, so a fork
+        # bomb cannot refill the process table while it is being emptied.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+        try:
+            report = self._sweep_from_child()
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+        self.reaper.reap()
+        if report:
+            report["zombies"] = _zombies_left(os.getpid())
+        peak = self.reaper.peak_rss_kb()
+        self.reaper.forget()
+        # Unreachable by candidates by construction (another uid); checked anyway, since a
+        # changed rlimit or priority here would be inherited by every later candidate.
+        intact = _limits_snapshot() == self.snapshot
+        ok = bool(report) and not any(report.values()) and intact
+        return {"ok": ok, **report, "zygote_intact": intact, "peak_rss_kb": peak}
+
+    def _sweep_from_child(self) -> dict[str, Any]:
+        """Run `_sweep` in a child that becomes the candidate's uid; its report ({} when none)."""
         read_end, write_end = os.pipe()
         pid = self._fork_for_reset()
         if pid is None:
             os.close(read_end)
             os.close(write_end)
-            return {"ok": False, "error": "no process could be started for the reset", "zygote_intact": True}
+            return {"error": "no process could be started for the reset"}
         if pid == 0:
             try:
+                in_child()
                 os.close(read_end)
                 become(CANDIDATE_UID)
                 _sweep(write_end, self.ipc_floors)
@@ -386,31 +440,54 @@ class Zygote:
             os.kill(pid, signal.SIGKILL)  # a sweeper that overran its time
         except ProcessLookupError:
             pass
-        os.waitpid(pid, 0)
-        _reap(self.statuses)
-        self.statuses.clear()
-        self.usage.clear()
-        # Unreachable by candidates by construction (another uid); checked anyway, since a
-        # changed rlimit or priority here would be inherited by every later candidate.
-        intact = _limits_snapshot() == self.snapshot
-        ok = bool(report) and not any(report.values()) and intact
-        return {"ok": ok, **report, "zygote_intact": intact}
+        self.reaper.wait(pid)
+        self.reaper.forget(pid)  # the sweeper is no candidate process: its peak memory is not a case's
+        return report
 
-    def _spawn(self, fds: list[int]) -> int:
-        pid = os.fork()
+    def _fork_candidate(self, fds: list[int], run: Callable[[int], None]) -> int:
+        """Fork a candidate process (`_enter_candidate`, the job's files, then `run(ready_fd)`) and
+        wait until it says it is ready: `run` writes READY to `ready_fd` and closes it just before
+        the candidate's code runs. A child that fails its set-up (or dies in it) never says so: that
+        is ours to report (SetupFailed), never an exit code of the candidate's. Closes `fds` here."""
+        ready_r, ready_w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            for fd in (ready_r, ready_w, *fds):
+                os.close(fd)
+            raise
         if pid == 0:
             try:
+                in_child()
+                os.close(ready_r)
                 self.ctl.close()
                 _enter_candidate(gvisor=self.gvisor)
                 self._write_files()
-                from . import candidate
-
-                candidate.serve(fds[0], fds[1], self.modules, CANDIDATE_DIR)
+                run(ready_w)
             finally:
-                os._exit(0)
-        for fd in fds:
+                os._exit(SETUP_FAILED_EXIT)
+        for fd in (ready_w, *fds):
             os.close(fd)
+        try:
+            ready = bool(select.select([ready_r], [], [], SETUP_TIMEOUT_S)[0]) and os.read(ready_r, 1) == READY
+        finally:
+            os.close(ready_r)
+        if not ready:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            raise SetupFailed("a candidate process failed its set-up before the candidate's code ran")
         return pid
+
+    def _spawn(self, fds: list[int]) -> int:
+        def run(ready_fd: int) -> None:
+            from . import candidate
+
+            candidate.serve(fds[0], fds[1], self.modules, CANDIDATE_DIR, ready_fd)
+            os._exit(0)
+
+        return self._fork_candidate(fds, run)
 
     def _write_files(self) -> None:
         """In a candidate child: the job's candidate files under CANDIDATE_DIR, nothing else."""
@@ -428,40 +505,31 @@ class Zygote:
 
     def _spawn_program(self, fds: list[int], cpu_backstop_s: int) -> int:
         """Fork a process that runs the candidate's source as a program on fds [stdin, stdout,
-        stderr]; it becomes the candidate's uid like every candidate process (`_enter_candidate`)."""
-        pid = os.fork()
-        if pid == 0:
-            try:
-                self.ctl.close()
-                _enter_candidate(gvisor=self.gvisor)
-                self._write_files()
-                from . import program_exec
+        stderr]; it becomes the candidate's uid like every candidate process (`_fork_candidate`)."""
 
-                program_exec.run(fds, self._program_path(), cpu_backstop_s)
-            finally:
-                os._exit(70)
-        for fd in fds:
-            os.close(fd)
-        return pid
+        def run(ready_fd: int) -> None:
+            from . import program_exec
+
+            program_exec.run(fds, self._program_path(), cpu_backstop_s, ready_fd)
+
+        return self._fork_candidate(fds, run)
 
     def _reap_one(self, pid: int) -> dict[str, object]:
-        if pid not in self.statuses:
+        reaper = self.reaper
+        if pid not in reaper.statuses:
             try:
                 os.kill(pid, signal.SIGKILL)
-                _, status, rusage = os.wait4(pid, 0)
-                self.statuses[pid] = status
-                self.usage[pid] = rusage
-            except (ProcessLookupError, ChildProcessError):
+            except ProcessLookupError:
                 pass
-        known = self.statuses.get(pid)
+            reaper.wait(pid)
+        known = reaper.statuses.get(pid)
         if known is None:
             return {"unknown": True}
-        account = self.usage.get(pid)
-        if account is None:
-            return _describe(known)
+        account = reaper.usage[pid]
         return {**_describe(known), "cpu_s": account.ru_utime + account.ru_stime, "max_rss_kb": account.ru_maxrss}
 
     def serve(self) -> None:
+        self.reaper.start()
         while True:
             try:
                 data, fds, _flags, _addr = socket.recv_fds(self.ctl, 65536, 4)
@@ -472,20 +540,22 @@ class Zygote:
                 return
             request = json.loads(data)
             op = request["op"]
-            _reap(self.statuses, self.usage)
             reply: dict[str, Any]
             if op == "load":
                 self.modules = [str(m) for m in request["modules"]]
                 with os.fdopen(fds[0], "rb") as src:
                     self.files = untree(src.read())
                 reply = {"ok": True}
-            elif op == "spawn":
-                reply = {"pid": self._spawn(fds)}
-            elif op == "spawn_program":
+            elif op in ("spawn", "spawn_program"):
                 try:
-                    reply = {"pid": self._spawn_program(fds, int(request["cpu_s"]))}
+                    if op == "spawn":
+                        reply = {"pid": self._spawn(fds)}
+                    else:
+                        reply = {"pid": self._spawn_program(fds, int(request["cpu_s"]))}
                 except OSError as exc:  # no room for a process: say so, never die of it
                     reply = {"error": f"fork failed ({exc.__class__.__name__})"}
+                except SetupFailed as exc:
+                    reply = {"error": str(exc)}
             elif op == "reap":
                 reply = self._reap_one(int(request["pid"]))
             elif op == "reset":

@@ -12,6 +12,7 @@ def test_no_files_ipc_processes_or_listeners_are_left():
         "msg": [],
         "sem": [],
         "processes": [],
+        "zombies": [],
         "tcp": [],
     }
 
