@@ -136,3 +136,57 @@ def test_the_evidence_records_the_runtime_on_every_path(sandbox_image: str, tmp_
     tool = make_run_test_suite(SUITE, verifier=Verifier(image=sandbox_image, limits=Limits(runtime="gvisor")))
     ev = tool.verify((EXAMPLE / "good.py").read_text(), {})
     assert ev.ok and ev.limits.runtime == "gvisor"
+
+
+def _suite_asking(tmp_path: Path, runtime_name: str, extra: str = "") -> Path:
+    suite = tmp_path / f"suite-{runtime_name}"
+    shutil.copytree(SUITE, suite)
+    with open(suite / "suite.toml", "a") as fh:
+        fh.write(f'\n[limits]\nruntime = "{runtime_name}"\n{extra}')
+    return suite
+
+
+@pytest.mark.parametrize(
+    ("caller", "suite_asks", "runs"),
+    [
+        ("gvisor", "runc", "gvisor"),
+        ("runc", "gvisor", "gvisor"),
+        ("runc", "runc", "runc"),
+        ("gvisor", "gvisor", "gvisor"),
+    ],
+)
+def test_the_runtime_is_a_floor_a_suite_can_raise_but_never_lower(
+    tmp_path: Path, caller: str, suite_asks: str, runs: str
+) -> None:
+    from verifier.suite import load_suite
+
+    suite = load_suite(_suite_asking(tmp_path, suite_asks, "timeout_s = 7\n"))
+    limits = suite.limits(Limits(runtime=caller))  # type: ignore[arg-type]
+    assert limits.runtime == runs
+    assert limits.timeout_s == 7  # budgets are still the suite's to set
+    assert Limits(runtime=caller).overridden({"runtime": suite_asks}).runtime == runs  # type: ignore[arg-type]
+
+
+def test_every_path_through_the_verifier_runs_the_callers_gvisor(tmp_path: Path) -> None:
+    """The Verifier API (which pools, the Ray backend, the agent tool and bench all go through):
+    the job sent to the backend, the evidence and the planned evidence id all say gvisor."""
+    from verifier.sandbox.fake import FakeBackend, answer
+
+    backend = FakeBackend(answer)
+    suite = _suite_asking(tmp_path, "runc")
+    with Verifier(backend=backend, image="i", limits=Limits(runtime="gvisor")) as verifier:
+        ev = verifier.check(EXAMPLE / "good.py", suite)
+        planned = verifier.planned_evidence_id(EXAMPLE / "good.py", suite)
+    assert [job.limits.runtime for job in backend.jobs] == ["gvisor"]
+    assert ev.limits.runtime == "gvisor" and ev.evidence_id == planned
+
+
+def test_the_cli_asks_the_engine_for_the_runtime_the_suite_raises_to(tmp_path: Path, no_such_runtime: str) -> None:
+    """`--runtime` says runc, suite.toml says gvisor: the engine is asked for gvisor before anything
+    is built or run (one red line, exit 2), not for the CLI's runc."""
+    suite = _suite_asking(tmp_path, "gvisor")
+    from verifier.cli.check import suite_limits
+
+    assert suite_limits(Limits(), suite).runtime == "gvisor"
+    assert suite_limits(Limits(runtime="gvisor"), _suite_asking(tmp_path, "runc")).runtime == "gvisor"
+    assert suite_limits(Limits(runtime="gvisor"), tmp_path / "missing").runtime == "gvisor"
