@@ -182,7 +182,7 @@ class Verifier:
             cand.validate()
         except InvalidInput as exc:
             fields.candidate_sha256 = exc.sha256 or fields.candidate_sha256
-            return fields.closed(Status.INVALID_INPUT, str(exc))
+            return fields.closed(Status.INVALID_INPUT, str(exc), failures=_refused(exc))
         try:
             loaded = suite if isinstance(suite, Suite) else load_suite(suite)
         except InvalidInput as exc:
@@ -320,3 +320,15 @@ class _Fields:
             verifier_version=__version__,
             **extra,
         )
+
+
+def _refused(exc: InvalidInput) -> list[Failure] | None:
+    """The candidate-chosen part of a refusal (a file name in its folder), as an untrusted detail."""
+    if not exc.detail_untrusted:
+        return None
+    message = "the candidate was refused (the names it chose are in the detail)"
+    return [
+        Failure(
+            test_id="<candidate>", kind=FailureKind.IMPORT_ERROR, message=message, detail_untrusted=exc.detail_untrusted
+        )
+    ]

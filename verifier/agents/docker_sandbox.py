@@ -82,7 +82,11 @@ class FolderDownloadResponse:
     files: dict[str, bytes] | None = None
     """Relative POSIX path -> bytes; None on failure."""
     error: str | None = None
-    """A protocol error code (`file_not_found`, `permission_denied`, ...) or a sentence; None on success."""
+    """A protocol error code (`file_not_found`, `permission_denied`, ...) or a sentence from fixed
+    templates (never a name the agent chose); None on success."""
+    detail: str = ""
+    """What the agent controls about the failure (the name of the file at fault, the reading
+    program's complaint): untrusted text, never to be shown as the verifier's own words."""
 
 
 def _release(api: Any, name: str, stdin: Any) -> None:
@@ -398,15 +402,14 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         if failed is None:
             return FolderDownloadResponse(path=path, files=files)
         code, inner = failed["error"], failed["path"]
+        detail = f"the file at fault: {inner}" if inner else ""
         if code == "symlink":
-            reason = f"the folder holds a symbolic link ({inner}); copy the file instead"
+            reason = "the folder holds a symbolic link; copy the file instead"
         elif code == "too_big":
             reason = f"the folder is over the limit of {max_files} files and {max_bytes} bytes"
         elif code == "cut":
-            stderr = one_line(outcome.stderr.decode("utf-8", "replace"), 200)
-            reason = f"not read: the sandbox's answer was cut short {stderr}".strip()
-        elif inner:
-            reason = f"{inner}: {self._describe(code)}"
+            reason = "not read: the sandbox's answer was cut short"
+            detail = outcome.stderr.decode("utf-8", "replace")[:1000]
         else:
-            reason = self._describe(code)
-        return FolderDownloadResponse(path=path, error=reason)
+            reason = self._describe(code) + (" (a file in the folder)" if inner else "")
+        return FolderDownloadResponse(path=path, error=reason, detail=detail)
