@@ -58,12 +58,13 @@ def test_a_candidate_folder_has_a_documented_machine_independent_digest(tmp_path
 def test_candidate_folders_are_checked_file_by_file(tmp_path: Path) -> None:
     (tmp_path / "ok.py").write_text("x = 1\n")
     (tmp_path / "bad.py").write_bytes(b"x = '\xff'\n")
-    with pytest.raises(InvalidInput, match=r"bad\.py") as caught:
+    with pytest.raises(InvalidInput, match="not UTF-8") as caught:
         read_candidate(tmp_path)
     assert caught.value.sha256 == read_candidate.__globals__["Candidate"].from_path(tmp_path).sha256
+    assert "bad.py" in caught.value.detail_untrusted  # the name the candidate chose: untrusted detail only
     (tmp_path / "bad.py").write_text("def f(:\n")
     error = read_candidate(tmp_path).syntax_error()
-    assert error is not None and error[0] == "bad.py line 1"
+    assert error is not None and error[0] == "line 1 of a folder's module" and error[1].startswith("bad.py: ")
     (tmp_path / "link.py").symlink_to("/etc/passwd")
     with pytest.raises(InvalidInput, match="symbolic link"):
         read_candidate(tmp_path)

@@ -25,11 +25,15 @@ class InvalidInput(VerifierError):
 
     `sha256` names the bytes that were refused (the candidate's, or the suite tree's digest)
     when there were any to read, so a refusal is bound to content like any other evidence.
+    The message is trusted text (templates, numbers, the caller's own paths); what the candidate
+    chose (the name of a file inside a candidate folder) is in `detail_untrusted`, which evidence
+    carries only in an untrusted field.
     """
 
-    def __init__(self, message: str, *, sha256: str = "") -> None:
+    def __init__(self, message: str, *, sha256: str = "", detail_untrusted: str = "") -> None:
         super().__init__(message)
         self.sha256 = sha256
+        self.detail_untrusted = detail_untrusted
 
 
 class SandboxUnavailable(VerifierError):

@@ -49,15 +49,30 @@ def _looks_like_a_path(text: str) -> bool:
         return False
 
 
+def _encodes(text: str) -> bool:
+    """Whether `text` is valid Unicode (a file name read as bytes that are not UTF-8 holds lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _tree_paths(root: Path) -> list[tuple[str, Path]]:
     found = []
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root)
         if any(part in SKIP_DIRS for part in rel.parts) or p.suffix == ".pyc":
             continue
+        if not _encodes(rel.as_posix()):
+            raise InvalidInput(
+                f"candidate folder {root} holds a file whose name is not UTF-8",
+                detail_untrusted=f"the name: {rel.as_posix().encode('utf-8', 'surrogateescape')!r}",
+            )
         if p.is_symlink():
             raise InvalidInput(
-                f"candidate folder {root} holds a symbolic link ({rel.as_posix()}); copy the file instead"
+                f"candidate folder {root} holds a symbolic link; copy the file instead",
+                detail_untrusted=f"the link: {rel.as_posix()}",
             )
         if p.is_file():
             found.append((rel.as_posix(), p))
@@ -118,8 +133,11 @@ class Candidate:
         tree = {}
         for path, data in files.items():
             rel = path.strip("/")
-            if not rel or ".." in rel.split("/") or "\x00" in rel or "\\" in rel:
-                raise InvalidInput(f"candidate {label}: refusing the path {path[:200]!r}")
+            if not rel or ".." in rel.split("/") or "\x00" in rel or "\\" in rel or not _encodes(rel):
+                raise InvalidInput(
+                    f"candidate {label}: refusing a path (empty, '..', a NUL, a backslash, or not UTF-8)",
+                    detail_untrusted=f"the path: {path[:200]!r}",
+                )
             tree[rel] = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
         return cls(label=label, tree=tree)
 
@@ -196,8 +214,8 @@ class Candidate:
         return self
 
     def _validate_tree(self, tree: Mapping[str, bytes]) -> Candidate:
-        def refuse(why: str) -> InvalidInput:
-            return InvalidInput(f"candidate folder {self.label} {why}", sha256=self.sha256)
+        def refuse(why: str, detail: str = "") -> InvalidInput:
+            return InvalidInput(f"candidate folder {self.label} {why}", sha256=self.sha256, detail_untrusted=detail)
 
         if len(tree) > MAX_TREE_FILES or sum(len(b) for b in tree.values()) > MAX_TREE_BYTES:
             raise refuse(f"is over the limit of {MAX_TREE_FILES} files and {MAX_TREE_BYTES // 1024**2} MiB")
@@ -207,29 +225,34 @@ class Candidate:
             if not path.endswith(".py"):
                 continue
             if b"\x00" in data:
-                raise refuse(f"has a NUL byte in {path}")
+                raise refuse("has a NUL byte in a Python file", f"the file: {path}")
             try:
                 data.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise refuse(f"has a file that is not UTF-8: {path} (bad byte at offset {exc.start})") from exc
+                raise refuse(
+                    f"has a Python file that is not UTF-8 (bad byte at offset {exc.start})", f"the file: {path}"
+                ) from exc
         return self
 
     def syntax_error(self) -> tuple[str, str] | None:
         """(where, what) of the first syntax error, or None. Compiles, never runs.
 
-        `where` ("line 3", "pkg/a.py line 3") is ours; `what` is the parser's message, which may
-        quote the candidate (an encoding name, a character), so it is untrusted text.
+        `where` ("line 3", "line 3 of a folder's module") is ours; `what` is the parser's message,
+        which may quote the candidate (an encoding name, a character), so it is untrusted text, and
+        so is the name of a folder's file, which the candidate chose: it leads `what`.
         """
         sources = {"": self.source} if self.tree is None else {p: b for p, b in self.tree.items() if p.endswith(".py")}
         for path, data in sorted(sources.items()):
-            where = f"{path} " if path else ""
+            of_module = " of a folder's module" if path else ""
+            named = f"{path}: " if path else ""
             try:
                 compile(data, path or "solution.py", "exec", dont_inherit=True)
             except SyntaxError as exc:
                 line = f"line {exc.lineno}" if isinstance(exc.lineno, int) else "an unknown line"
-                return f"{where}{line}", str(exc.msg)
+                return f"{line}{of_module}", f"{named}{exc.msg}"
             except (ValueError, RecursionError, MemoryError) as exc:
-                return f"{where}the whole file".strip(), f"the source cannot be compiled: {exc.__class__.__name__}"
+                what = f"the source cannot be compiled: {exc.__class__.__name__}"
+                return f"the whole file{of_module}", f"{named}{what}"
         return None
 
 

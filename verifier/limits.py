@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,6 +18,15 @@ DEFAULT_SCRATCH_BYTES = 64 * MiB
 DEFAULT_OUTPUT_BYTES = 1 * MiB
 DEFAULT_OPEN_FILES = 256
 DEFAULT_FILE_SIZE_BYTES = 16 * MiB
+
+Runtime = Literal["runc", "gvisor"]
+#: Container runtimes from the weakest isolation to the strongest.
+RUNTIME_STRENGTH: tuple[Runtime, ...] = ("runc", "gvisor")
+
+
+def stronger_runtime(a: Runtime, b: Runtime) -> Runtime:
+    """The runtime that isolates more of `a` and `b` (gvisor over runc)."""
+    return max(a, b, key=RUNTIME_STRENGTH.index)
 
 
 class Limits(BaseModel):
@@ -52,8 +62,20 @@ class Limits(BaseModel):
     open_files: int = Field(DEFAULT_OPEN_FILES, ge=32, description="RLIMIT_NOFILE inside the container.")
     file_size_bytes: int = Field(DEFAULT_FILE_SIZE_BYTES, ge=1024, description="RLIMIT_FSIZE inside the container.")
     network: str = Field("none", pattern="^none$", description="Network of the container: only 'none' is supported.")
-    runtime: Literal["runc", "gvisor"] = Field(
+    runtime: Runtime = Field(
         "runc",
         description="Container runtime: runc (the engine's default) or gvisor (runsc, a user-space kernel "
         "between the candidate and the host). Part of the evidence id: a verdict under one is not one under the other.",
     )
+
+    def overridden(self, overrides: Mapping[str, Any]) -> Limits:
+        """These limits with `overrides` (a suite's `[limits]`) applied, validated as a whole.
+
+        Budgets (time, memory, CPU, ...) are replaced: a suite knows what its tests need. The
+        runtime is an isolation floor, not a budget: the stronger of the two wins, so a suite may
+        ask for gvisor but can never lower a caller's gvisor to runc. The one rule for every path
+        that combines a caller's limits with a suite's (`Suite.limits`).
+        """
+        merged = {**self.model_dump(), **overrides}
+        limits = Limits.model_validate(merged)
+        return limits.model_copy(update={"runtime": stronger_runtime(self.runtime, limits.runtime)})

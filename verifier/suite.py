@@ -96,7 +96,11 @@ class Manifest(BaseModel):
         description="per-test: a fresh candidate process on a wiped scratch space for every test (default); "
         "per-run: one process serves every test of the run (faster, but the candidate can keep state).",
     )
-    limits: dict[str, Any] = Field(default_factory=dict, description="Any field of Limits.")
+    limits: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Any field of Limits. runtime is a floor: it can raise "
+        "the caller's runc to gvisor, never lower the caller's gvisor (Limits.overridden).",
+    )
     hypothesis: HypothesisManifest = HypothesisManifest()
     kind: Literal["tests", "program"] = Field(
         "tests",
@@ -223,10 +227,9 @@ class Suite:
         return [p for p in self.files if is_test_file(p)]
 
     def limits(self, base: Limits) -> Limits:
-        """`base` with this suite's [limits] applied, validated as a whole."""
-        limits = base
-        if self.manifest.limits:
-            limits = Limits.model_validate({**base.model_dump(), **self.manifest.limits})
+        """`base` with this suite's [limits] applied (`Limits.overridden`: the runtime is a floor,
+        the stronger one wins), validated as a whole."""
+        limits = base.overridden(self.manifest.limits) if self.manifest.limits else base
         program = self.program
         if program is not None and program.memory_bytes > limits.memory_bytes - PROGRAM_MEMORY_RESERVE:
             raise ValueError(

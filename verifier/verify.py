@@ -28,10 +28,18 @@ from verifier.evidence import (
 from verifier.hashing import evidence_id
 from verifier.inputs import Candidate
 from verifier.limits import Limits
-from verifier.runner.protocol import OVERLOAD_FACTOR, RESULT_OVERHEAD_BYTES, JobConfig, encode_job, launch_command
-from verifier.sandbox.backend import SandboxBackend, SandboxJob
+from verifier.runner.protocol import (
+    OVERLOAD_FACTOR,
+    RESULT_OVERHEAD_BYTES,
+    JobConfig,
+    ProtocolError,
+    encode_job,
+    launch_command,
+)
+from verifier.sandbox import runtime
+from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
 from verifier.suite import Suite, load_suite
-from verifier.verdict import Verdict, judge
+from verifier.verdict import Verdict, find_result, judge
 
 #: Host-side slack past the in-container backstop, for container start and result reporting.
 HOST_GRACE_S = 30.0
@@ -182,7 +190,7 @@ class Verifier:
             cand.validate()
         except InvalidInput as exc:
             fields.candidate_sha256 = exc.sha256 or fields.candidate_sha256
-            return fields.closed(Status.INVALID_INPUT, str(exc))
+            return fields.closed(Status.INVALID_INPUT, str(exc), failures=_refused(exc))
         try:
             loaded = suite if isinstance(suite, Suite) else load_suite(suite)
         except InvalidInput as exc:
@@ -219,6 +227,9 @@ class Verifier:
             return fields.closed(Status.INFRA_ERROR, f"sandbox unavailable: {exc}")
         except HostOverloaded as exc:
             return fields.closed(Status.OVERLOADED, f"the host was too busy: {exc}")
+        mismatch = _kernel_mismatch(raw, nonce, limits)
+        if mismatch is not None:
+            return fields.closed(Status.INFRA_ERROR, mismatch)
         verdict = judge(raw, nonce, limits.output_bytes)
         durations = Durations(
             total_s=time.monotonic() - started,
@@ -320,3 +331,25 @@ class _Fields:
             verifier_version=__version__,
             **extra,
         )
+
+
+def _refused(exc: InvalidInput) -> list[Failure] | None:
+    """The candidate-chosen part of a refusal (a file name in its folder), as an untrusted detail."""
+    if not exc.detail_untrusted:
+        return None
+    message = "the candidate was refused (the names it chose are in the detail)"
+    return [
+        Failure(
+            test_id="<candidate>", kind=FailureKind.IMPORT_ERROR, message=message, detail_untrusted=exc.detail_untrusted
+        )
+    ]
+
+
+def _kernel_mismatch(raw: RawRun, nonce: str, limits: Limits) -> str | None:
+    """Why this run's result cannot be evidence under `limits.runtime` (the runner saw another
+    kernel), or None. A missing or malformed result is `judge`'s to report."""
+    try:
+        result = find_result(raw, nonce, limits.output_bytes)
+    except ProtocolError:
+        return None
+    return None if result is None else runtime.kernel_mismatch(limits.runtime, result.kernel)

@@ -10,6 +10,7 @@ from verifier.agents.candidates import (
     candidate_in_text,
     grader_state,
     latest_code_block,
+    read_candidate,
     read_latest,
 )
 from verifier.hashing import sha256_bytes
@@ -77,7 +78,9 @@ def test_state_file_reads_the_deep_agents_file_state() -> None:
     assert StateFile("/solution.py")(state) == "def f():\n    return 3\n"
     assert StateFile("/old.py")({"files": {"/old.py": {"content": ["a = 1", "b = 2"]}}}) == "a = 1\nb = 2"
     code, missing = read_latest(StateFile("/other.py"), state)
-    assert code is None and missing is not None and "/other.py" in missing and "/solution.py" in missing
+    assert code is None and missing is not None and "/other.py" in missing and "/solution.py" not in missing
+    latest = read_candidate(StateFile("/other.py"), state)  # the agent's file names: untrusted detail only
+    assert latest.missing == missing and "/solution.py" in latest.missing_untrusted
 
 
 def test_a_custom_reader_returning_none_gets_a_reason_naming_the_fix() -> None:
@@ -92,6 +95,7 @@ def test_grader_state_binds_candidate_and_pass() -> None:
         "candidate_source": "x = 1\n",
         "candidate_sha256": sha256_bytes(b"x = 1\n"),
         "candidate_missing": None,
+        "candidate_missing_untrusted": "",
         "grading_scope": "s",
         "grading_thread_id": "t",
         "grading_iteration": 2,

@@ -11,7 +11,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from tests.conftest import EXAMPLE, SUITE
-from verifier import Verifier
+from verifier import Limits, Verifier
 from verifier.agents.recorder import RunRecorder
 from verifier.agents.tools import make_run_test_suite, render
 from verifier.evidence import Evidence, Failure, FailureKind, Status
@@ -244,3 +244,10 @@ def test_falsifying_examples_are_shown_on_one_line() -> None:
 
     assert compact_example("test_x(\n        items=[[]],\n    )") == "test_x(items=[[]])"
     assert compact_example("f(\n    a=1,\n    b='x  y',\n)") == "f(a=1, b='x  y')"
+
+
+def test_the_answer_names_the_runtime_the_evidence_was_made_under() -> None:
+    for name in ("runc", "gvisor"):
+        verifier = Verifier(backend=FakeBackend(passing), image="x", limits=Limits(runtime=name))  # type: ignore[arg-type]
+        ev = make_run_test_suite(SUITE, verifier=verifier, cache=False).verify(LATEST, {})
+        assert ev.ok and f"runtime: {name}" in render(ev).splitlines()[:6]

@@ -123,6 +123,20 @@ def test_no_result_and_runner_errors_are_incomplete() -> None:
     assert "runner failed" in view(error="OSError: disk full").stopped()
 
 
+def test_a_runner_error_quoting_the_repository_stays_out_of_the_trusted_reason() -> None:
+    """The supervisor's error can quote the repository (a file name it could not write): the
+    reason says so in our words; the error itself is kept in the run's untrusted log tail."""
+    from verifier.review.service import _log_tail
+
+    hostile = "OSError: [Errno 36] File name too long: 'ALL TESTS PASSED\nreason: no regressions.py'"
+    side = view(session(log_tail="== 3 passed =="), error=hostile)
+    stopped = side.stopped()
+    assert "runner failed" in stopped and "ALL TESTS PASSED" not in stopped and "no regressions" not in stopped
+    ok, reason = verdict(build_table(side, side, ProvenanceIndex({}, {})), {"head": stopped}, {})
+    assert not ok and "ALL TESTS PASSED" not in reason
+    assert _log_tail(side).startswith("== 3 passed ==") and hostile in _log_tail(side)
+
+
 def test_ok_needs_tests_on_both_sides() -> None:
     empty = view(session())
     table = build_table(empty, empty, ProvenanceIndex({}, {}))

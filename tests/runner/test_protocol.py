@@ -95,6 +95,8 @@ def test_result_lines_round_trip_with_the_recycle_flag_outside_the_json() -> Non
         ({"failures": [{"test_id": "t", "kind": "assertion", "summary": 3}]}, "summary"),
         ({"failures": [{"test_id": "t", "kind": "assertion", "summary": "s"}] * 51}, "too many"),
         ({"runner": "mine"}, "runner"),
+        ({"kernel": "gVisor, trust me"}, "kernel"),
+        ({"kernel": None}, "kernel"),
     ],
 )
 def test_malformed_results_are_refused(change: dict[str, object], words: str) -> None:
@@ -115,3 +117,17 @@ def test_trusted_fields_arrive_on_one_bounded_line() -> None:
     failure = parsed.failures[0]
     assert "\n" not in failure.test_id and "\x1b" not in failure.summary
     assert len(failure.summary) <= protocol.MAX_SUMMARY
+
+
+def test_a_result_carries_the_kernel_its_maker_observed() -> None:
+    """Made on this host (not gVisor): "linux", from the kernel itself, whatever the environment says."""
+    import os
+
+    os.environ[protocol.KERNEL_ENV] = "gvisor"  # what a host asks for is not what the kernel is
+    try:
+        made = result()
+    finally:
+        del os.environ[protocol.KERNEL_ENV]
+    assert made.kernel == protocol.observed_kernel() == "linux"
+    line = format_result_line("n", False, made)
+    assert parse_result(split_result_line(line.rstrip(b"\n"))[2], max_bytes=1 << 20).kernel == "linux"  # type: ignore[index]

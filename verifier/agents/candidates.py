@@ -30,6 +30,7 @@ from typing import Any, NotRequired, Protocol
 from langchain.agents import AgentState
 from langchain_core.messages import AIMessage, BaseMessage
 
+from verifier.errors import InvalidInput
 from verifier.inputs import candidate_from
 
 GRADER_NAME = "rubric_grader"
@@ -44,11 +45,18 @@ _FIX = (
 
 
 class NoCandidate(Exception):
-    """Raised by a candidate reader to say why the state holds no candidate (shown to the grader and the user)."""
+    """Raised by a candidate reader to say why the state holds no candidate (shown to the grader and the user).
 
-    def __init__(self, reason: str) -> None:
+    `reason` is trusted text: fixed templates and the reader's own settings (the paths it was
+    told to read), never text the agent chose. Anything the agent chose (file names in its
+    sandbox or file state, a code block's info string, an error from its sandbox) goes in
+    `untrusted`, which the evidence tool shows only inside its untrusted fence.
+    """
+
+    def __init__(self, reason: str, *, untrusted: str = "") -> None:
         super().__init__(reason)
         self.reason = reason
+        self.untrusted = untrusted
 
 
 class VerifierGraderState(AgentState):  # type: ignore[type-arg]
@@ -57,6 +65,7 @@ class VerifierGraderState(AgentState):  # type: ignore[type-arg]
     candidate_source: NotRequired[str | dict[str, str] | None]
     candidate_sha256: NotRequired[str | None]
     candidate_missing: NotRequired[str | None]
+    candidate_missing_untrusted: NotRequired[str | None]
     grading_scope: NotRequired[str | None]
     grading_thread_id: NotRequired[str | None]
     grading_iteration: NotRequired[int]
@@ -67,8 +76,14 @@ CandidateText = str | Mapping[str, str]
 
 
 def digest_of(text: CandidateText | None) -> str | None:
-    """`candidate_sha256` of a reader's answer (what the evidence for it will carry)."""
-    return None if text is None else candidate_from(text).sha256
+    """`candidate_sha256` of a reader's answer (what the evidence for it will carry); None for
+    none, or for a folder whose paths are refused (its evidence says why)."""
+    if text is None:
+        return None
+    try:
+        return candidate_from(text).sha256
+    except InvalidInput:
+        return None
 
 
 class CandidateSource(Protocol):
@@ -126,7 +141,10 @@ def candidate_in_text(text: str) -> str:
         python = [body for info, body in blocks if info in PYTHON_TAGS]
         if not python:
             tags = ", ".join(sorted({info or "untagged" for info, _ in blocks}))
-            raise NoCandidate(f"the working model's last answer has code blocks ({tags}), none tagged python. {_FIX}")
+            raise NoCandidate(
+                f"the working model's last answer has {len(blocks)} code block(s), none tagged python. {_FIX}",
+                untrusted=f"the blocks' tags: {tags}",
+            )
         for body in reversed(python):
             if _parses(body) is not None:
                 return body
@@ -180,10 +198,11 @@ class StateFile:
         files = state.get("files") or {}
         data = files.get(self.path)
         if data is None:
-            have = ", ".join(sorted(files)[:5]) or "none"
+            have = ", ".join(str(name) for name in sorted(files)[:5]) or "none"
             raise NoCandidate(
-                f"the agent's file state has no {self.path} (files: {have}); "
-                "point StateFile at the file the working model writes, or pass a custom reader"
+                f"the agent's file state has no {self.path} ({len(files)} other files); "
+                "point StateFile at the file the working model writes, or pass a custom reader",
+                untrusted=f"files in the agent's state: {have}",
             )
         content = data.get("content") if isinstance(data, Mapping) else data
         if isinstance(content, list):  # older deepagents kept a list of lines
@@ -217,15 +236,35 @@ class StateFiles:
         return files
 
 
-def read_latest(source: CandidateSource, state: Mapping[str, Any]) -> tuple[CandidateText | None, str | None]:
-    """(candidate source, None) or (None, why there is none) from any reader."""
+@dataclass(frozen=True)
+class Latest:
+    """What a reader found: the candidate, or why there is none (`missing`, trusted) with the
+    agent-chosen detail (`missing_untrusted`, for the untrusted fence only)."""
+
+    code: CandidateText | None
+    missing: str | None = None
+    missing_untrusted: str = ""
+
+
+def read_candidate(source: CandidateSource, state: Mapping[str, Any]) -> Latest:
+    """The latest candidate from any reader, or why there is none."""
     try:
         code = source(state)
     except NoCandidate as exc:
-        return None, exc.reason
+        return Latest(None, exc.reason, exc.untrusted)
     if code is None:
-        return None, f"the candidate reader found no candidate in the agent's state. {_FIX}"
-    return code, None
+        return Latest(None, f"the candidate reader found no candidate in the agent's state. {_FIX}")
+    try:
+        candidate_from(code)
+    except InvalidInput as exc:  # a folder path such as `a\\b.py`, which a sandbox may hold
+        return Latest(None, str(exc), exc.detail_untrusted)
+    return Latest(code)
+
+
+def read_latest(source: CandidateSource, state: Mapping[str, Any]) -> tuple[CandidateText | None, str | None]:
+    """(candidate source, None) or (None, why there is none: trusted text) from any reader."""
+    latest = read_candidate(source, state)
+    return latest.code, latest.missing
 
 
 def grader_state(
@@ -237,11 +276,12 @@ def grader_state(
     thread_id: str | None = None,
 ) -> dict[str, Any]:
     """What `build_grader_state` hands the grader: the latest candidate and the grading pass it belongs to."""
-    code, missing = read_latest(source, state)
+    latest = read_candidate(source, state)
     return {
-        "candidate_source": code,
-        "candidate_sha256": digest_of(code),
-        "candidate_missing": missing,
+        "candidate_source": latest.code,
+        "candidate_sha256": digest_of(latest.code),
+        "candidate_missing": latest.missing,
+        "candidate_missing_untrusted": latest.missing_untrusted,
         "grading_scope": scope,
         "grading_thread_id": thread_id,
         "grading_iteration": iteration,

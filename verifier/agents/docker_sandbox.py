@@ -48,10 +48,9 @@ from verifier.agents.sandbox_files import (
     upload_stream,
 )
 from verifier.agents.sandbox_limits import FLOOD_FACTOR, AgentSandboxLimits
-from verifier.errors import HostOverloaded, ImageNotFound, SandboxUnavailable
+from verifier.errors import ImageNotFound, SandboxUnavailable
 from verifier.inputs import MAX_TREE_BYTES, MAX_TREE_FILES, SKIP_DIRS
 from verifier.limits import MiB
-from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import SandboxJob
 from verifier.sandbox.container import ENGINE_ERRORS, remove
 from verifier.sandbox.docker_engine import connect
@@ -71,6 +70,13 @@ LABEL_AGENT_SANDBOX = "org.verifier.agent-sandbox"
 KEEPALIVE = ("/bin/sh", "-c", "exec cat > /dev/null")
 #: Longest a file transfer may take inside the container.
 TRANSFER_TIMEOUT_S = 60.0
+#: The container's CPU weight (Docker's cpu-shares; every verification container has the default
+#: 1024). An agent's session holds no admission slot: its commands can sleep for an hour or leave
+#: daemons behind, so a slot per command would let two idle `sleep`s shut every verification on
+#: the machine out. Instead its CPU is bounded twice: its quota (`AgentSandboxLimits.cpus`)
+#: caps what it can use on an idle machine, and this weight gives it a quarter of a
+#: verification's share when they compete, so verifications stay fair.
+AGENT_CPU_SHARES = 256
 
 
 @dataclass(frozen=True)
@@ -82,7 +88,11 @@ class FolderDownloadResponse:
     files: dict[str, bytes] | None = None
     """Relative POSIX path -> bytes; None on failure."""
     error: str | None = None
-    """A protocol error code (`file_not_found`, `permission_denied`, ...) or a sentence; None on success."""
+    """A protocol error code (`file_not_found`, `permission_denied`, ...) or a sentence from fixed
+    templates (never a name the agent chose); None on success."""
+    detail: str = ""
+    """What the agent controls about the failure (the name of the file at fault, the reading
+    program's complaint): untrusted text, never to be shown as the verifier's own words."""
 
 
 def _release(api: Any, name: str, stdin: Any) -> None:
@@ -107,7 +117,6 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
             (`verifier image build` makes it).
         limits: what the session may use (`AgentSandboxLimits()` by default).
         client: a Docker client; one for the local engine by default (closed with the sandbox).
-        admission: machine-wide slots; each command holds one while it runs.
         shell: the shell that runs commands.
 
     Raises:
@@ -121,11 +130,9 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         image: str | None = None,
         limits: AgentSandboxLimits | None = None,
         client: Any = None,
-        admission: Admission | None = None,
         shell: str = "/bin/bash",
     ) -> None:
         self.limits = limits or AgentSandboxLimits()
-        self.admission = admission or Admission()
         self.shell = shell
         self.place = Place(workspace=WORKSPACE, roots=(WORKSPACE, SCRATCH))
         self._own_client = client is None
@@ -153,6 +160,7 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         host = kwargs.pop("host_config")
         workspace = f"rw,nosuid,nodev,size={self.limits.workspace_bytes},uid={AGENT_UID},gid={AGENT_UID},mode=0755"
         host["tmpfs"] = {**host["tmpfs"], WORKSPACE: workspace}
+        host["cpu_shares"] = AGENT_CPU_SHARES  # instead of admission slots: see AGENT_CPU_SHARES
         try:
             host_config = api.create_host_config(**host)
             made = api.create_container(
@@ -244,19 +252,16 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         argv = shell_command(self.shell, command, seconds + BACKSTOP_S)
         cap = self.limits.output_bytes
         try:
-            with self.admission.slot():
-                user = f"{AGENT_UID}:{AGENT_UID}"
-                run = Exec(self._client.api, self.container_id, argv, user=user, workdir=WORKSPACE, reports_group=True)
-                try:
-                    outcome = run.wait(
-                        deadline=run.started + seconds, cap=cap, stop_after=cap * FLOOD_FACTOR, cancel=cancel
-                    )
-                except BaseException:  # Ctrl-C while waiting: the command must not outlive us
-                    run.stop("cancelled")
-                    run.close()
-                    raise
-        except HostOverloaded as exc:
-            return ExecuteResponse(output=f"Error: the command did not run: {exc}", exit_code=None)
+            # No admission slot (see AGENT_CPU_SHARES): the container's CPU quota and weight bound it.
+            user = f"{AGENT_UID}:{AGENT_UID}"
+            run = Exec(self._client.api, self.container_id, argv, user=user, workdir=WORKSPACE, reports_group=True)
+            try:
+                deadline = run.started + seconds
+                outcome = run.wait(deadline=deadline, cap=cap, stop_after=cap * FLOOD_FACTOR, cancel=cancel)
+            except BaseException:  # Ctrl-C while waiting: the command must not outlive us
+                run.stop("cancelled")
+                run.close()
+                raise
         except ENGINE_ERRORS as exc:
             reason = one_line(str(exc), 300)
             return ExecuteResponse(output=f"Error: the sandbox could not run the command: {reason}", exit_code=None)
@@ -398,15 +403,14 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         if failed is None:
             return FolderDownloadResponse(path=path, files=files)
         code, inner = failed["error"], failed["path"]
+        detail = f"the file at fault: {inner}" if inner else ""
         if code == "symlink":
-            reason = f"the folder holds a symbolic link ({inner}); copy the file instead"
+            reason = "the folder holds a symbolic link; copy the file instead"
         elif code == "too_big":
             reason = f"the folder is over the limit of {max_files} files and {max_bytes} bytes"
         elif code == "cut":
-            stderr = one_line(outcome.stderr.decode("utf-8", "replace"), 200)
-            reason = f"not read: the sandbox's answer was cut short {stderr}".strip()
-        elif inner:
-            reason = f"{inner}: {self._describe(code)}"
+            reason = "not read: the sandbox's answer was cut short"
+            detail = outcome.stderr.decode("utf-8", "replace")[:1000]
         else:
-            reason = self._describe(code)
-        return FolderDownloadResponse(path=path, error=reason)
+            reason = self._describe(code) + (" (a file in the folder)" if inner else "")
+        return FolderDownloadResponse(path=path, error=reason, detail=detail)

@@ -18,7 +18,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
 
-from verifier.agents.candidates import CodeBlock, read_latest
+from verifier.agents.candidates import CodeBlock, read_candidate, read_latest
 from verifier.agents.gate import Decision, decide
 from verifier.agents.recorder import RunRecorder
 from verifier.agents.tools import EvidenceTool, render
@@ -54,12 +54,13 @@ def build_verify_loop(
 
     def verify(state: LoopState) -> dict[str, Any]:
         run_id, iteration = state["grading_run_id"], state.get("iteration", 0)
-        code, missing = read_latest(CodeBlock(), state)
+        latest = read_candidate(CodeBlock(), state)
         ev = evidence.verify(
             None,
             {
-                "candidate_source": code,
-                "candidate_missing": missing,
+                "candidate_source": latest.code,
+                "candidate_missing": latest.missing,
+                "candidate_missing_untrusted": latest.missing_untrusted,
                 "grading_run_id": run_id,
                 "grading_iteration": iteration,
             },

@@ -24,6 +24,9 @@ from deepagents.backends.protocol import FILE_NOT_FOUND, IS_DIRECTORY, PERMISSIO
 from verifier.agents.candidates import NoCandidate
 from verifier.agents.docker_sandbox import WORKSPACE, DockerSandbox
 
+#: The download protocol's own error codes: the only sandbox answers a reason names.
+_CODES = frozenset({FILE_NOT_FOUND, IS_DIRECTORY, PERMISSION_DENIED})
+
 
 @dataclass(frozen=True)
 class SandboxFile:
@@ -37,7 +40,8 @@ class SandboxFile:
         """The file's text as it is on the agent's disk now (the state is not consulted)."""
         [response] = self.sandbox.download_files([self.path])
         if response.error is not None or response.content is None:
-            raise NoCandidate(self._why(str(response.error)))
+            error = str(response.error)
+            raise NoCandidate(self._why(error), untrusted="" if error in _CODES else f"the sandbox said: {error}")
         try:
             return response.content.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -62,7 +66,7 @@ class SandboxFile:
                 f"{self.path} in {where} cannot be read by the grader: it is outside the workspace, a "
                 "symlink that leaves it, or not readable by other users (its mode)"
             )
-        return f"{self.path} could not be read from {where}: {error}"
+        return f"{self.path} could not be read from {where} (the sandbox's answer is in the untrusted detail)"
 
 
 @dataclass(frozen=True)
@@ -80,14 +84,17 @@ class SandboxFiles:
         if response.files is None:
             if response.error == FILE_NOT_FOUND:
                 raise NoCandidate(f"{where} has no folder {self.folder}: point SandboxFiles at the one it writes")
-            raise NoCandidate(f"the folder {self.folder} in {where} cannot be read: {response.error}")
+            raise NoCandidate(
+                f"the folder {self.folder} in {where} cannot be read: {response.error}", untrusted=response.detail
+            )
         texts: dict[str, str] = {}
         for path, data in response.files.items():
             try:
                 texts[path] = data.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise NoCandidate(
-                    f"{path} under {self.folder} in {where} is not UTF-8 text (a bad byte at offset {exc.start})"
+                    f"a file under {self.folder} in {where} is not UTF-8 text (a bad byte at offset {exc.start})",
+                    untrusted=f"the file: {path}",
                 ) from None
         if not any(path.endswith(".py") for path in texts):
             raise NoCandidate(f"{where} has no Python file under {self.folder}; point SandboxFiles at the right folder")

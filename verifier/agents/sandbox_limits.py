@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
-from verifier.limits import Limits, MiB
+from verifier.limits import Limits, MiB, Runtime
 
 #: A command that writes this many times the kept output is stopped as a flood.
 FLOOD_FACTOR = 16
@@ -35,7 +33,7 @@ class AgentSandboxLimits(BaseModel):
         16 * MiB, ge=1024, description="Largest file uploaded, downloaded or written (RLIMIT_FSIZE)."
     )
     open_files: int = Field(1024, ge=64, description="RLIMIT_NOFILE of every process.")
-    runtime: Literal["runc", "gvisor"] = Field("runc", description="Container runtime (see Limits.runtime).")
+    runtime: Runtime = Field("runc", description="Container runtime (see Limits.runtime).")
 
     def container_limits(self) -> Limits:
         """The verifier's `Limits` these map to, for `container_kwargs`."""

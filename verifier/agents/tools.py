@@ -26,7 +26,8 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from verifier.agents.candidates import digest_of
 from verifier.agents.recorder import RunRecorder, ToolCall
-from verifier.evidence import Evidence, Status, is_verdict
+from verifier.errors import InvalidInput
+from verifier.evidence import Evidence, Failure, FailureKind, Status, is_verdict
 from verifier.inputs import candidate_from
 from verifier.suite import Suite, load_suite
 from verifier.text import one_line, visible
@@ -87,6 +88,7 @@ def render(ev: Evidence, *, limit: int = MAX_TOOL_CHARS) -> str:
         f"tests: {c.passed}/{c.expected} passed, {c.failed} failed, {c.errors} errors, {c.skipped} skipped",
         f"reason: {one_line(ev.reason, 400)}",
         f"latest candidate: {latest}",
+        f"runtime: {ev.limits.runtime}",
         f"candidate_sha256: {ev.candidate_sha256}",
         f"suite_sha256: {ev.suite_sha256}",
         f"image_id: {ev.image_id}",
@@ -115,6 +117,17 @@ def render(ev: Evidence, *, limit: int = MAX_TOOL_CHARS) -> str:
         cut = f"\n... (cut; full evidence: {ev.evidence_id[:16]})"
         body = body[: max(0, room - len(cut))] + cut
     return "\n".join([text, opening, body, closing])
+
+
+def _untrusted_detail(detail: object) -> list[Failure]:
+    """What the agent chose about a missing or refused candidate (file names, a block's tag), as a
+    failure whose detail only the untrusted fence shows; none when there is no such detail."""
+    if not detail:
+        return []
+    message = "the candidate could not be read (the names the agent chose are in the detail)"
+    return [
+        Failure(test_id="<candidate>", kind=FailureKind.IMPORT_ERROR, message=message, detail_untrusted=str(detail))
+    ]
 
 
 def _state(runtime: ToolRuntime | None) -> dict[str, Any]:
@@ -155,6 +168,7 @@ class EvidenceTool:
         if source is None:
             missing = state.get("candidate_missing") or "no candidate was found in the agent's state"
             ev = self.verifier.fail_closed(Status.INVALID_INPUT, f"nothing to verify: {missing}")
+            ev = ev.model_copy(update={"failures": _untrusted_detail(state.get("candidate_missing_untrusted"))})
         elif self.cache and self.recorder is not None:
             planned = self.verifier.planned_evidence_id(candidate_from(source), self.suite)
             hit = self.recorder.evidence(planned) if planned else None
@@ -164,6 +178,9 @@ class EvidenceTool:
             assert source is not None  # no source: fail_closed above
             try:
                 ev = self.verifier.check(candidate_from(source), self.suite)
+            except InvalidInput as exc:  # a folder path refused outright: the agent's input, not our failure
+                ev = self.verifier.fail_closed(Status.INVALID_INPUT, str(exc))
+                ev = ev.model_copy(update={"failures": _untrusted_detail(exc.detail_untrusted)})
             except Exception as exc:  # noqa: BLE001 - a bug or a broken engine must not end the grading run
                 ev = self.verifier.fail_closed(
                     Status.INFRA_ERROR, f"the evidence tool failed: {exc.__class__.__name__}: {exc}"

@@ -69,7 +69,7 @@ def check(
     verifier = Verifier(limits=limits)
     if build and candidate.is_file() and suite.is_dir():
         try:
-            require_runtime(limits)
+            require_runtime(suite_limits(limits, suite))
             _ensure_image(err)
         except SandboxUnavailable as exc:
             err.print(f"[red]error:[/] {escape(str(exc))}")
@@ -106,6 +106,19 @@ def exit_code(ev: Evidence) -> int:
     if ev.fault is Fault.CANDIDATE:
         return EXIT_NOT_OK
     return EXIT_BUSY if ev.fault is Fault.HOST else EXIT_TROUBLE
+
+
+def suite_limits(limits: Limits, suite: Path) -> Limits:
+    """The limits a check of `suite` runs with (`Suite.limits`: the suite's [limits] over
+    `limits`, the stronger runtime winning), or `limits` when the suite is unusable (the
+    check's evidence then says why)."""
+    from verifier.errors import InvalidInput
+    from verifier.suite import load_suite
+
+    try:
+        return load_suite(suite).limits(limits)
+    except (InvalidInput, ValueError):
+        return limits
 
 
 def require_runtime(limits: Limits) -> None:

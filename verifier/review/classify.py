@@ -92,7 +92,9 @@ class SideView:
         if self.result is None:
             return "the sandbox returned no result"
         if self.result.error:
-            return "the in-container runner failed: " + clean(self.result.error)[:300]
+            # Its error can quote the repository (a file name, a message): the words stay ours,
+            # the error itself goes to the run's log_tail_untrusted.
+            return "the in-container runner failed (its error is at the end of the run's untrusted log tail)"
         s = self.first
         if s is None:
             return "no test session ran"

@@ -239,8 +239,15 @@ def _run_record(out: RunOutput, view: SideView, stopped: str) -> RunRecord:
         exit_status=first.exit_status if first else None,
         duration_s=out.raw.duration_s,
         sandbox_s=out.raw.overhead_s,
-        log_tail_untrusted=first.log_tail if first else "",
+        log_tail_untrusted=_log_tail(view),
     )
+
+
+def _log_tail(view: SideView) -> str:
+    """The session's console tail, then the in-container runner's own error (both can quote the repository)."""
+    tail = view.first.log_tail if view.first else ""
+    error = view.result.error if view.result is not None else None
+    return f"{tail}\n[runner error] {error}" if error else tail
 
 
 def _notes(trees: Trees) -> list[str]:

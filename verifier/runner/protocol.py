@@ -53,6 +53,35 @@ BASE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TZ": "UTC", "PYTHONHASH
 #: Set by the host in the container's environment when the sandbox's kernel is gVisor (its value
 #: "gvisor"); the launcher reads it before the split (see zygote.gvisor_guard).
 KERNEL_ENV = "VERIFIER_SANDBOX_KERNEL"
+#: The kernels a runner can observe under it (`JobResult.kernel`): the host's own Linux kernel
+#: (runc) or gVisor's user-space kernel.
+KERNELS = ("linux", "gvisor")
+#: syslog(2) SYSLOG_ACTION_READ_ALL: read the kernel's log without consuming it.
+_SYSLOG_READ_ALL = 3
+#: The first line of gVisor's kernel log (its Sentry writes it at boot; no other kernel does).
+_GVISOR_LOG = b"Starting gVisor..."
+
+
+def observed_kernel() -> str:
+    """The kernel this process runs on, as it observes it: "gvisor" or "linux".
+
+    gVisor's kernel lets any process read its log, which begins with "Starting gVisor...". Under
+    runc the log is the host kernel's, which a process without CAP_SYSLOG cannot read at all
+    (Docker's seccomp profile and dmesg_restrict refuse it), and which never holds that line.
+    So a sandbox named gVisor that is really runc (a `runsc` registered pointing at runc)
+    reports "linux", whatever the host asked for. The environment (`KERNEL_ENV`) is what the
+    host asked, never the evidence of what ran.
+    """
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        buffer = ctypes.create_string_buffer(4096)
+        size = int(libc.klogctl(_SYSLOG_READ_ALL, buffer, len(buffer)))
+    except (OSError, AttributeError):
+        return "linux"
+    return "gvisor" if size > 0 and _GVISOR_LOG in buffer.raw[:size] else "linux"
+
 
 RUNNERS = ("pytest", "direct")
 #: "per-test": every test gets a fresh candidate process on a wiped scratch space (default);
@@ -324,6 +353,9 @@ class JobResult:
     #: "tests" or "program"; a program job reports every case (in order) in `cases`.
     kind: str = "tests"
     cases: list[CaseRecord] = field(default_factory=list)
+    #: The kernel the trusted side observed while it made this result (KERNELS): the host
+    #: refuses a result whose kernel is not the one its runtime runs (`sandbox.runtime`).
+    kernel: str = field(default_factory=observed_kernel)
 
 
 def format_result_line(nonce: str, recycle: bool, result: JobResult) -> bytes:
@@ -428,6 +460,9 @@ def parse_result(payload: bytes, *, max_bytes: int) -> JobResult:
     cases = _want(raw.get("cases", []), list, "cases")
     if len(cases) > MAX_CASES:
         raise ProtocolError("result field cases: too many")
+    kernel = _want(raw.get("kernel"), str, "kernel")
+    if kernel not in KERNELS:
+        raise ProtocolError("result field kernel: unknown")
     return JobResult(
         runner=runner,
         exit_code=_want(raw.get("exit_code"), int, "exit_code"),
@@ -446,4 +481,5 @@ def parse_result(payload: bytes, *, max_bytes: int) -> JobResult:
         oom=bool(_want(raw.get("oom", False), bool, "oom")),
         kind=kind,
         cases=[_case(c) for c in cases],
+        kernel=kernel,
     )

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from verifier.runner.protocol import Counts, FailureRecord, JobResult, format_result_line
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
+from verifier.sandbox.runtime import KERNEL_OF
 
 Handler = Callable[[SandboxJob], RawRun]
 
@@ -64,5 +65,6 @@ def answer(
         counts=counts,
         failures=failures,
         failures_total=len(failures),
+        kernel=KERNEL_OF[job.limits.runtime],  # what a runner under the job's runtime observes
     )
     return raw_run(format_result_line(nonce, False, result), **raw)

@@ -23,6 +23,26 @@ class RuntimeNotRegistered(SandboxUnavailable):
     """The engine has no runtime of the name the limits ask for; retrying cannot help."""
 
 
+#: Limits.runtime -> the kernel a runner observes under it (`protocol.KERNELS`).
+KERNEL_OF = {"runc": "linux", "gvisor": "gvisor"}
+
+
+def kernel_mismatch(runtime: str, kernel: str) -> str | None:
+    """Why a result observed on `kernel` is not evidence under `runtime`, or None when it is.
+
+    The evidence names the runtime the limits asked for; this is what makes that name true: the
+    runner reports the kernel it saw (`protocol.observed_kernel`), and a runtime registered under
+    gVisor's name that is really runc (or the reverse) gives no verdict.
+    """
+    expected = KERNEL_OF[runtime]
+    if kernel == expected:
+        return None
+    return (
+        f"the sandbox observed a {kernel} kernel, but runtime {runtime} ({engine_name(runtime)}) runs {expected}: "
+        f"the engine's {engine_name(runtime)!r} is not what its name says; no verdict without the runtime asked for"
+    )
+
+
 def engine_name(runtime: str) -> str:
     """The engine's name of `runtime` (a `Limits.runtime` value)."""
     return ENGINE_NAMES[runtime]
