@@ -168,7 +168,12 @@ class CaseOutcome(BaseModel):
     ran: bool = Field(True, description="False when the run gave up before this case (the message says why).")
     time_s: float = Field(0.0, ge=0, description="Charged time from the fork to the program's exit (or kill).")
     cpu_s: float = Field(0.0, ge=0, description="CPU time of the program, from the kernel.")
-    memory_bytes: int = Field(0, ge=0, description="Peak resident memory of the program, from the kernel.")
+    memory_bytes: int = Field(
+        0,
+        ge=0,
+        description="The largest peak resident memory of any process of the case "
+        "(read while it runs, and the kernel's peaks).",
+    )
     exit_code: int | None = None
     signal: int | None = Field(None, description="The signal that ended the program, if one did.")
     difference: LineDifference | None = Field(None, description="For a wrong answer: the first differing line.")

@@ -117,7 +117,7 @@ def run_job(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
     for name in header.modules:
         sys.modules[name] = CandidateModule(name, session)
     if config.uses_hypothesis:
-        from hypothesis import HealthCheck, settings
+        from hypothesis import HealthCheck, Phase, settings
 
         settings.register_profile(
             "verifier",
@@ -127,6 +127,10 @@ def run_job(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
             max_examples=config.max_examples,
             suppress_health_check=[HealthCheck.too_slow],
             print_blob=False,
+            # Every phase but `explain`: it reruns a failing test many times over to say which
+            # parts of the input did not matter, which costs each wrong candidate seconds and adds
+            # nothing to the verdict or the falsifying example (shrinking still runs).
+            phases=[p for p in Phase if p is not Phase.explain],
         )
         settings.load_profile("verifier")
     t_tests = time.monotonic()
