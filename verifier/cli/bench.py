@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import time
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.console import Console
@@ -29,6 +30,28 @@ def _ks(text: str) -> list[int]:
     if not ks or any(k < 1 for k in ks):
         raise ValueError(f"--k must be positive integers separated by commas (e.g. {REFERENCE_KS}), not {text!r}")
     return sorted(set(ks))
+
+
+def _read_inputs(
+    err: Console, kind: str, k: str, problems: Path | None, samples: Path, limit: int | None
+) -> tuple[list[int], Any, Any]:
+    """The k list, problems and samples of a bench (`verifier.bench.<kind>`); exit 2 with one
+    line for bad input or a missing extra."""
+    try:
+        ks = _ks(k)
+        loader = importlib.import_module(f"verifier.bench.{kind}")
+        probs = loader.load_problems(problems)
+        items = loader.read_samples(samples, probs, limit)
+    except ImportError:
+        err.print(f"[red]error:[/] install the bench extra: {escape(install_hint('bench'))}")
+        raise typer.Exit(2) from None
+    except (OSError, ValueError) as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    if not items:
+        err.print("[red]error:[/] no samples to verify")
+        raise typer.Exit(2)
+    return ks, probs, items
 
 
 @bench_app.command("humaneval")
@@ -107,21 +130,9 @@ def humaneval(
     if timeout <= 0:
         err.print(f"[red]error:[/] --timeout must be more than 0 seconds, not {timeout:g}")
         raise typer.Exit(2)
-    try:
-        ks = _ks(k)
-        from verifier.bench import humaneval as he
+    ks, probs, items = _read_inputs(err, "humaneval", k, problems, samples, limit)
+    from verifier.bench import humaneval as he
 
-        probs = he.load_problems(problems)
-        items = he.read_samples(samples, probs, limit)
-    except ImportError:
-        err.print(f"[red]error:[/] install the bench extra: {escape(install_hint('bench'))}")
-        raise typer.Exit(2) from None
-    except (OSError, ValueError) as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(2) from None
-    if not items:
-        err.print("[red]error:[/] no samples to verify")
-        raise typer.Exit(2)
     jobs, mapping = he.unique_jobs(items, probs)
     attempted, in_file = he.coverage(items, probs)
     if attempted < in_file:
@@ -254,21 +265,9 @@ def io(
         if not path.is_file():
             err.print(f"[red]error:[/] {what} file {escape(str(path))} does not exist")
             raise typer.Exit(2)
-    try:
-        ks = _ks(k)
-        from verifier.bench import io as bio
+    ks, probs, items = _read_inputs(err, "io", k, problems, samples, limit)
+    from verifier.bench import io as bio
 
-        probs = bio.load_problems(problems)
-        items = bio.read_samples(samples, probs, limit)
-    except ImportError:
-        err.print(f"[red]error:[/] install the bench extra: {escape(install_hint('bench'))}")
-        raise typer.Exit(2) from None
-    except (OSError, ValueError) as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(2) from None
-    if not items:
-        err.print("[red]error:[/] no samples to verify")
-        raise typer.Exit(2)
     workers = workers or default_workers()
     try:
         build(connect())
