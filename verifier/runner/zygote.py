@@ -40,7 +40,7 @@ import signal
 import socket
 import struct
 import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .protocol import CANDIDATE_DIR, CANDIDATE_UID, CANDIDATE_WRITABLE, SCRATCH_DIR, untree
@@ -80,7 +80,7 @@ class SetupFailed(Exception):
 
 def say_ready(ready_fd: int) -> None:
     """In a new candidate process, just before the candidate's code runs: tell the zygote the
-    set-up worked (see Zygote._fork_candidate), and close the pipe."""
+    set-up worked (see Zygote._start), and close the pipe."""
     os.write(ready_fd, READY)
     os.close(ready_fd)
 
@@ -345,10 +345,15 @@ def _limits_snapshot() -> tuple[Any, ...]:
 
 def _enter_candidate(*, gvisor: bool) -> None:
     """In a freshly forked child: become the candidate's uid with no capability, die with the
-    zygote, be the first the kernel kills under memory pressure, and under gVisor get
-    `gvisor_guard`."""
+    zygote, and `_arm_candidate`."""
     become(CANDIDATE_UID)
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    _arm_candidate(gvisor=gvisor)
+
+
+def _arm_candidate(*, gvisor: bool) -> None:
+    """In a process of the candidate's uid, just before it takes a job's files: be the first the
+    kernel kills under memory pressure, and under gVisor get `gvisor_guard`."""
     if gvisor:
         try:
             gvisor_guard()
@@ -359,6 +364,20 @@ def _enter_candidate(*, gvisor: bool) -> None:
             fh.write("1000")
     except OSError:
         pass
+
+
+@dataclass
+class Standby:
+    """The sweeper of the last reset that was ok, kept waiting as the next candidate process.
+
+    It was forked from the zygote (which never runs candidate code), became the candidate's uid,
+    killed every other process of that uid and wiped its places; since then no candidate process
+    has run. So it is as clean as a fresh fork, and a test (or a program's case) costs one fork
+    instead of two. It takes its order, the job's files and its pipes on `orders`.
+    """
+
+    pid: int
+    orders: socket.socket
 
 
 class Zygote:
@@ -372,6 +391,10 @@ class Zygote:
         self.reaper = Reaper()
         self.modules: list[str] = []
         self.files: dict[str, bytes] = {}
+        #: The job's files as the trusted side sent them (protocol.tree), for a standby.
+        self.tree = b""
+        #: The next candidate process, already forked (see Standby); None: fork one when asked.
+        self.standby: Standby | None = None
         self.snapshot = _limits_snapshot()
         #: Per SysV table, the id below which every object was removed (where ids are swept, gVisor).
         self.ipc_floors: dict[str, int] = {}
@@ -388,14 +411,17 @@ class Zygote:
             except OSError:
                 return None
 
-    def _reset(self) -> dict[str, Any]:
+    def _reset(self, *, keep_standby: bool = True) -> dict[str, Any]:
         """Sweep (`_sweep`), reap, and check that no zombie of the candidate's is left. The reply's
-        `peak_rss_kb`: the largest peak memory of any candidate process reaped since the last reset."""
+        `peak_rss_kb`: the largest peak memory of any candidate process reaped since the last reset.
+        When the reset is ok (and keep_standby), its sweeper stays as the next candidate process."""
+        self._end(self.standby)
+        self.standby = None
         # No reaping while the sweeper kills: the dead keep their pid slots as zombies, so a fork
         # bomb cannot refill the process table while it is being emptied.
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
         try:
-            report = self._sweep_from_child()
+            report, standby = self._sweep_from_child(keep_standby)
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         self.reaper.reap()
@@ -407,25 +433,55 @@ class Zygote:
         # changed rlimit or priority here would be inherited by every later candidate.
         intact = _limits_snapshot() == self.snapshot
         ok = bool(report) and not any(report.values()) and intact
+        if ok:
+            self.standby = standby
+        else:
+            self._end(standby)
         return {"ok": ok, **report, "zygote_intact": intact, "peak_rss_kb": peak}
 
-    def _sweep_from_child(self) -> dict[str, Any]:
-        """Run `_sweep` in a child that becomes the candidate's uid; its report ({} when none)."""
+    def _end(self, standby: Standby | None) -> None:
+        """Kill a standby that will not be used and wait for it (it ran no candidate code: its
+        status and memory are nobody's)."""
+        if standby is None:
+            return
+        standby.orders.close()
+        try:
+            os.kill(standby.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.reaper.wait(standby.pid)
+        self.reaper.forget(standby.pid)
+
+    def _sweep_from_child(self, keep: bool) -> tuple[dict[str, Any], Standby | None]:
+        """Run `_sweep` in a child that becomes the candidate's uid; its report ({} when none), and
+        with `keep`, the child itself, which then waits as the Standby."""
         read_end, write_end = os.pipe()
+        orders, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = self._fork_for_reset()
         if pid is None:
-            os.close(read_end)
-            os.close(write_end)
-            return {"error": "no process could be started for the reset"}
+            for fd in (read_end, write_end):
+                os.close(fd)
+            orders.close()
+            theirs.close()
+            return {"error": "no process could be started for the reset"}, None
         if pid == 0:
             try:
                 in_child()
                 os.close(read_end)
+                orders.close()
+                self.ctl.close()
+                # This process may run the next job's candidate: nothing of this one stays reachable.
+                self.files, self.tree, self.modules = {}, b"", []
                 become(CANDIDATE_UID)
+                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
                 _sweep(write_end, self.ipc_floors)
+                os.close(write_end)
+                if keep:
+                    self._stand_by(theirs)
             finally:
                 os._exit(0)
         os.close(write_end)
+        theirs.close()
         report: dict[str, Any] = {}
         try:
             ready = select.select([read_end], [], [], RESET_TIMEOUT_S)[0]
@@ -436,36 +492,60 @@ class Zygote:
             report = {}
         finally:
             os.close(read_end)
-        try:
-            os.kill(pid, signal.SIGKILL)  # a sweeper that overran its time
-        except ProcessLookupError:
-            pass
-        self.reaper.wait(pid)
-        self.reaper.forget(pid)  # the sweeper is no candidate process: its peak memory is not a case's
-        return report
+        standby = Standby(pid, orders)
+        if not (keep and report):
+            self._end(standby)  # also a sweeper that overran its time
+            return report, None
+        return report, standby
 
-    def _fork_candidate(self, fds: list[int], run: Callable[[int], None]) -> int:
-        """Fork a candidate process (`_enter_candidate`, the job's files, then `run(ready_fd)`) and
-        wait until it says it is ready: `run` writes READY to `ready_fd` and closes it just before
-        the candidate's code runs. A child that fails its set-up (or dies in it) never says so: that
-        is ours to report (SetupFailed), never an exit code of the candidate's. Closes `fds` here."""
-        ready_r, ready_w = os.pipe()
+    def _stand_by(self, orders: socket.socket) -> None:
+        """In the sweeper, after its report: wait for an order and become that candidate process
+        (see `_start`); returns (and the process exits) when the zygote drops it instead."""
         try:
-            pid = os.fork()
+            data, fds, _flags, _addr = socket.recv_fds(orders, 65536, 5)
         except OSError:
-            for fd in (ready_r, ready_w, *fds):
-                os.close(fd)
-            raise
-        if pid == 0:
+            return
+        orders.close()
+        if not data or len(fds) < 3:
+            return
+        try:
+            order = json.loads(data)
+            files_fd, ready_w, *pipes = fds
+            with os.fdopen(files_fd, "rb") as fh:
+                self.tree = fh.read()
+            self.files, self.modules = untree(self.tree), [str(m) for m in order["modules"]]
+            _arm_candidate(gvisor=self.gvisor)
+            self._write_files()
+            self._run(str(order["op"]), pipes, int(order["cpu_s"]), ready_w)
+        finally:
+            os._exit(SETUP_FAILED_EXIT)  # as a fresh fork's set-up that failed (see `_start`)
+
+    def _start(self, op: str, fds: list[int], cpu_s: int = 0) -> int:
+        """Start a candidate process for `op` ("spawn": serve calls, "spawn_program": run the
+        source as a program) on `fds`: the standby when there is one, else a fresh fork
+        (`_enter_candidate`, the job's files, then `_run`). Then wait until it says it is ready:
+        it writes READY and closes the pipe just before the candidate's code runs. A process that
+        fails its set-up (or dies in it) never says so: that is ours to report (SetupFailed),
+        never an exit code of the candidate's. Closes `fds` here."""
+        ready_r, ready_w = os.pipe()
+        pid = self._order(op, fds, cpu_s, ready_w)
+        if pid is None:
             try:
-                in_child()
-                os.close(ready_r)
-                self.ctl.close()
-                _enter_candidate(gvisor=self.gvisor)
-                self._write_files()
-                run(ready_w)
-            finally:
-                os._exit(SETUP_FAILED_EXIT)
+                pid = os.fork()
+            except OSError:
+                for fd in (ready_r, ready_w, *fds):
+                    os.close(fd)
+                raise
+            if pid == 0:
+                try:
+                    in_child()
+                    os.close(ready_r)
+                    self.ctl.close()
+                    _enter_candidate(gvisor=self.gvisor)
+                    self._write_files()
+                    self._run(op, fds, cpu_s, ready_w)
+                finally:
+                    os._exit(SETUP_FAILED_EXIT)
         for fd in (ready_w, *fds):
             os.close(fd)
         try:
@@ -480,14 +560,37 @@ class Zygote:
             raise SetupFailed("a candidate process failed its set-up before the candidate's code ran")
         return pid
 
-    def _spawn(self, fds: list[int]) -> int:
-        def run(ready_fd: int) -> None:
+    def _order(self, op: str, fds: list[int], cpu_s: int, ready_w: int) -> int | None:
+        """Hand the standby (if any) this job's files and `op`; its pid, or None: fork one."""
+        standby, self.standby = self.standby, None
+        if standby is None:
+            return None
+        memfd = os.memfd_create("candidate-files")
+        try:
+            view = memoryview(self.tree)
+            while view:
+                view = view[os.write(memfd, view) :]
+            os.lseek(memfd, 0, os.SEEK_SET)
+            order = json.dumps({"op": op, "modules": self.modules, "cpu_s": cpu_s}).encode()
+            socket.send_fds(standby.orders, [order], [memfd, ready_w, *fds])
+        except OSError:  # it is gone (not the candidate's doing: none ran since it swept)
+            self._end(standby)
+            return None
+        finally:
+            os.close(memfd)
+        standby.orders.close()
+        return standby.pid
+
+    def _run(self, op: str, fds: list[int], cpu_s: int, ready_fd: int) -> None:
+        """In a candidate process with the job's files written: run the candidate."""
+        if op == "spawn":
             from . import candidate
 
             candidate.serve(fds[0], fds[1], self.modules, CANDIDATE_DIR, ready_fd)
             os._exit(0)
+        from . import program_exec
 
-        return self._fork_candidate(fds, run)
+        program_exec.run(fds, self._program_path(), cpu_s, ready_fd)
 
     def _write_files(self) -> None:
         """In a candidate child: the job's candidate files under CANDIDATE_DIR, nothing else."""
@@ -504,15 +607,9 @@ class Zygote:
         return os.path.join(CANDIDATE_DIR, *self.modules[0].split(".")) + ".py"
 
     def _spawn_program(self, fds: list[int], cpu_backstop_s: int) -> int:
-        """Fork a process that runs the candidate's source as a program on fds [stdin, stdout,
-        stderr]; it becomes the candidate's uid like every candidate process (`_fork_candidate`)."""
-
-        def run(ready_fd: int) -> None:
-            from . import program_exec
-
-            program_exec.run(fds, self._program_path(), cpu_backstop_s, ready_fd)
-
-        return self._fork_candidate(fds, run)
+        """A process that runs the candidate's source as a program on fds [stdin, stdout, stderr]
+        (program_exec.py), started like every candidate process (`_start`)."""
+        return self._start("spawn_program", fds, cpu_backstop_s)
 
     def _reap_one(self, pid: int) -> dict[str, object]:
         reaper = self.reaper
@@ -536,7 +633,7 @@ class Zygote:
             except OSError:
                 data, fds = b"", []
             if not data:  # the trusted side is gone: take the candidate side down with us
-                self._reset()
+                self._reset(keep_standby=False)
                 return
             request = json.loads(data)
             op = request["op"]
@@ -544,12 +641,13 @@ class Zygote:
             if op == "load":
                 self.modules = [str(m) for m in request["modules"]]
                 with os.fdopen(fds[0], "rb") as src:
-                    self.files = untree(src.read())
+                    self.tree = src.read()
+                self.files = untree(self.tree)
                 reply = {"ok": True}
             elif op in ("spawn", "spawn_program"):
                 try:
                     if op == "spawn":
-                        reply = {"pid": self._spawn(fds)}
+                        reply = {"pid": self._start("spawn", fds)}
                     else:
                         reply = {"pid": self._spawn_program(fds, int(request["cpu_s"]))}
                 except OSError as exc:  # no room for a process: say so, never die of it
