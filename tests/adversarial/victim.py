@@ -86,6 +86,19 @@ def leftovers():
     return found
 
 
+def descriptors():
+    """What this process holds open beyond stdin, stdout and stderr: the kind of each (a
+    descriptor of the zygote's, of a sweeper's or of an earlier process would show here)."""
+    targets = []
+    for entry in os.listdir("/proc/self/fd"):
+        if int(entry) > 2:
+            try:
+                targets.append(os.readlink(f"/proc/self/fd/{entry}"))
+            except FileNotFoundError:  # the descriptor listdir itself had open
+                continue
+    return sorted(t.split(":")[0] if ":" in t else t for t in targets)
+
+
 def settings():
     out = {name: list(resource.getrlimit(getattr(resource, name))) for name in LIMITS}
     out["nice"] = os.getpriority(os.PRIO_PROCESS, 0)

@@ -148,6 +148,7 @@ def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str, ready_fd
     os.setsid()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
+    os.close(devnull)
     os.dup2(out_fd, 1)
     os.dup2(out_fd, 2)
     os.close(out_fd)

@@ -29,6 +29,7 @@ def main() -> None:
             devnull = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):  # never the trusted side's job input or result channel
                 os.dup2(devnull, fd)
+            os.close(devnull)  # candidate processes are forked from here: they get only what they need
             become(ZYGOTE_UID, keep_setuid=True)
             os.environ.clear()
             os.environ.update({**BASE_ENV, "HOME": "/"})

@@ -1,6 +1,6 @@
 """The victim's suite: the sandbox it runs in holds nothing of an earlier candidate."""
 
-from solution import allocate, leftovers, settings, spin
+from solution import allocate, descriptors, leftovers, settings, spin
 
 
 def test_no_files_ipc_processes_or_listeners_are_left():
@@ -15,6 +15,10 @@ def test_no_files_ipc_processes_or_listeners_are_left():
         "zombies": [],
         "tcp": [],
     }
+
+
+def test_it_holds_only_its_channel_to_the_tests():
+    assert descriptors() == ["socket"]
 
 
 def test_limits_and_scheduling_are_as_fresh():
