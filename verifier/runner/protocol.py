@@ -14,6 +14,10 @@ Result (runner -> host, on the stdout only the trusted server holds)::
 
     VERIFIER-RESULT <nonce> <recycle 0|1> {json: JobResult}\\n
 
+A server that takes more jobs (a warm pool's) says ``VERIFIER-READY`` when it starts and again
+after each result once the candidate side is reset; the host may send the next job at once, but
+starts that job's clock only at READY (a sandbox that cannot be reset ends instead).
+
 `recycle` sits outside the JSON so a pool can read it without decoding the result. The
 result is built by trusted code only, but it carries candidate-controlled text (output,
 exception messages); `parse_result` checks every field's type, size and vocabulary before

@@ -2,8 +2,9 @@
 
 Runs as the trusted user. The server imports pytest, Hypothesis and the harness once, says
 READY, then for each job on stdin (see protocol.py): hands the zygote the candidate's source,
-writes the suite, forks a trusted child that runs the tests, resets the candidate side, and
-writes exactly one result line on the container's stdout, which only this process holds.
+writes the suite, forks a trusted child that runs the tests, writes exactly one result line on
+the container's stdout, which only this process holds, then resets the candidate side and says
+READY again.
 The candidate lives in other processes under another uid (see proxy.py), so nothing it does
 can patch pytest, Hypothesis or this reporter, or reach the result channel. Every wait here
 has a deadline.
@@ -293,7 +294,7 @@ def serve(ctl: socket.socket, argv: list[str]) -> None:
     reaper.start()
     if not _reset(ctl, reaper):
         os._exit(3)
-    os.write(result_fd, protocol.READY + b"\n")
+    _write(result_fd, protocol.READY + b"\n")
     stdin = sys.stdin.buffer
     for served in range(1, max_jobs + 1):
         job = protocol.read_job(stdin)
@@ -302,13 +303,20 @@ def serve(ctl: socket.socket, argv: list[str]) -> None:
         header, candidate, files = job
         result, recycle = _serve_one(header, candidate, files, ctl, reaper)
         last = recycle or served >= max_jobs
-        # Reset before reporting, so the host knows whether this sandbox can take another job.
-        if not last and not _reset(ctl, reaper):
-            recycle = last = True
-        line = protocol.format_result_line(header.nonce, last, result)
-        view = memoryview(line)
-        while view:
-            view = view[os.write(result_fd, view) :]
+        _write(result_fd, protocol.format_result_line(header.nonce, last, result))
         if last:
             break
+        # The result goes first: this job's verdict does not depend on the reset, and the host
+        # turns it into evidence while the candidate side is reset here. The host sends the next
+        # job at once but starts its clock only at READY; a sandbox that could not be reset takes
+        # no other job: it ends, and a job sent to it meanwhile runs on another one.
+        if not _reset(ctl, reaper):
+            os._exit(3)
+        _write(result_fd, protocol.READY + b"\n")
     os._exit(0)
+
+
+def _write(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

@@ -185,6 +185,14 @@ class Container:
         self.wait_for(lambda: self.ready or self.eof, timeout)
         return self.ready and not self.eof
 
+    def take_ready(self, timeout: float) -> bool:
+        """Wait for READY (the runner is idle: started, or reset after its last job) and consume
+        it, so that the next wait is for the READY after the next job."""
+        with self.cond:
+            self.cond.wait_for(lambda: self.ready or self.eof, max(0.0, timeout))
+            ready, self.ready = self.ready and not self.eof, False
+        return ready
+
     def wait_exit(self, deadline: float) -> int | None:
         """The exit code, or None when the deadline passed first."""
         remaining = deadline - time.monotonic()

@@ -59,6 +59,9 @@ START_TIMEOUT_S = 60.0
 SWEEP_TIMEOUT_S = 30.0
 LABEL_POOL_ID = "org.verifier.pool-id"
 ACQUIRE_TIMEOUT_S = 120.0
+#: How long a warm container may take to say READY after its last result: the runner's reset
+#: gives up within 10 s, its control channel within 30 s.
+RESET_WAIT_S = 45.0
 #: Output kept from a warm container between its jobs (the READY line, start-up noise).
 IDLE_CAP = 1 << 20
 
@@ -241,9 +244,12 @@ class WarmPool(SandboxBackend):
                 warm = self._idle.get(timeout=0.5)
             except queue.Empty:
                 continue
-            if warm.eof:  # died while idle (killed from outside, engine restart)
+            # Its last job's result came before its reset: wait for the READY after it, off the
+            # next job's clock. None within the reset's own time limits, or the runner ended (it
+            # ends when the reset fails, or was killed from outside): take another one.
+            if not warm.take_ready(RESET_WAIT_S):
                 self.stats.broken += 1
-                self._destroy(warm)
+                self._recycle(warm)
                 continue
             return warm
         raise SandboxUnavailable(f"no warm sandbox became available within {ACQUIRE_TIMEOUT_S:.0f} s")
