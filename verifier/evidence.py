@@ -240,6 +240,11 @@ class Evidence(BaseModel):
         description="per-test: every test got a fresh candidate process and scratch space; per-run: one "
         "process served all tests (suite.toml candidate_process).",
     )
+    trusted_process: Literal["per-job", "shared"] = Field(
+        "per-job",
+        description="per-job: the tests ran in a fresh fork of the trusted server; shared: in the server "
+        "itself, checked after each job (suite.toml trusted_process).",
+    )
     hypothesis: HypothesisSettings = HypothesisSettings()
     kind: Literal["tests", "program"] = Field(
         "tests",

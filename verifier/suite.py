@@ -96,6 +96,13 @@ class Manifest(BaseModel):
         description="per-test: a fresh candidate process on a wiped scratch space for every test (default); "
         "per-run: one process serves every test of the run (faster, but the candidate can keep state).",
     )
+    trusted_process: Literal["per-job", "shared"] = Field(
+        "per-job",
+        description="per-job: each job's tests run in a fresh fork of the trusted server (default); "
+        "shared (direct suites only): in the trusted server itself, which after each job drops the modules "
+        "the job imported, restores random's state and checks that nothing else of it changed (or ends the "
+        "sandbox); faster, for suites whose tests change no global state (docs/suites.md).",
+    )
     limits: dict[str, Any] = Field(
         default_factory=dict,
         description="Any field of Limits. runtime is a floor: it can raise "
@@ -110,6 +117,12 @@ class Manifest(BaseModel):
     program: ProgramManifest | None = Field(
         None, description='Cases, comparison and per-case limits (kind = "program").'
     )
+
+    @model_validator(mode="after")
+    def _shared_only_direct(self) -> Manifest:
+        if self.trusted_process == "shared" and (self.runner, self.kind) != ("direct", "tests"):
+            raise ValueError("trusted_process: 'shared' needs runner = 'direct' (pytest keeps state across runs)")
+        return self
 
     @model_validator(mode="after")
     def _program_iff_kind(self) -> Manifest:
@@ -202,6 +215,10 @@ class Suite:
     @property
     def candidate_process(self) -> Literal["per-test", "per-run"]:
         return self.manifest.candidate_process
+
+    @property
+    def trusted_process(self) -> Literal["per-job", "shared"]:
+        return self.manifest.trusted_process
 
     @property
     def kind(self) -> Literal["tests", "program"]:

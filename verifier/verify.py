@@ -259,6 +259,7 @@ class Verifier:
             runner=suite.runner,
             uses_hypothesis=suite.uses_hypothesis,
             candidate_process=suite.candidate_process,
+            trusted_process=suite.trusted_process,
             kind=suite.kind,
             program=suite.program.config() if suite.program is not None else None,
         )
@@ -322,6 +323,7 @@ class _Fields:
             isolation=backend.isolation if backend is not None else "fresh",
             runner=suite.runner if suite is not None else "pytest",
             candidate_process=suite.candidate_process if suite is not None else "per-test",
+            trusted_process=suite.trusted_process if suite is not None else "per-job",
             hypothesis=HypothesisSettings(max_examples=suite.max_examples if suite is not None else 100),
             kind=suite.kind if suite is not None else "tests",
             cases=verdict.cases,

@@ -35,6 +35,7 @@ def test_the_vocabularies_are_the_same_on_both_sides() -> None:
     assert [k.value for k in FailureKind] == list(protocol.FAILURE_KINDS)
     assert typing.get_args(Manifest.model_fields["runner"].annotation) == protocol.RUNNERS
     assert typing.get_args(Manifest.model_fields["candidate_process"].annotation) == protocol.CANDIDATE_PROCESS
+    assert typing.get_args(Manifest.model_fields["trusted_process"].annotation) == protocol.TRUSTED_PROCESS
     kw = container_kwargs(SandboxJob(image="i", command=["x"], limits=Limits(), mode="launcher"), {})
     tmpfs = kw["host_config"]["tmpfs"]
     assert f"uid={protocol.TRUSTED_UID}" in tmpfs[protocol.TRUSTED_DIR]

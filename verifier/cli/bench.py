@@ -130,21 +130,11 @@ def humaneval(
     if timeout <= 0:
         err.print(f"[red]error:[/] --timeout must be more than 0 seconds, not {timeout:g}")
         raise typer.Exit(2)
-    ks, probs, items = _read_inputs(err, "humaneval", k, problems, samples, limit)
-    from verifier.bench import humaneval as he
-
-    jobs, mapping = he.unique_jobs(items, probs)
-    attempted, in_file = he.coverage(items, probs)
-    if attempted < in_file:
-        err.print(
-            f"[yellow]warning:[/] the samples attempt {attempted} of the {in_file} problems in the problem file; "
-            "the reference refuses such a set ('Some problems are not attempted'). pass@k below is over the "
-            f"{attempted} attempted problems only."
-        )
     limits = Limits(timeout_s=timeout + RUN_SLACK_S, call_timeout_s=timeout, runtime=runtime)
     pool_policy: Literal["fresh", "reuse"] = "fresh" if policy == "fresh" else "reuse"
     started = time.monotonic()
     cluster = None
+    # The sandboxes start first (in the background): reading the inputs overlaps their start.
     try:
         if ray is not None:
             from verifier.cluster import RayBackend
@@ -166,11 +156,22 @@ def humaneval(
     except SandboxUnavailable as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from None
-    where = f" on {len(cluster.nodes)} Ray nodes" if cluster else ""
-    err.print(
-        f"{len(items)} samples, {len(jobs)} distinct, {workers} workers{where}, policy {policy}, runtime {runtime}"
-    )
     with verifier:
+        ks, probs, items = _read_inputs(err, "humaneval", k, problems, samples, limit)
+        from verifier.bench import humaneval as he
+
+        jobs, mapping = he.unique_jobs(items, probs)
+        attempted, in_file = he.coverage(items, probs)
+        if attempted < in_file:
+            err.print(
+                f"[yellow]warning:[/] the samples attempt {attempted} of the {in_file} problems in the problem "
+                "file; the reference refuses such a set ('Some problems are not attempted'). pass@k below is over "
+                f"the {attempted} attempted problems only."
+            )
+        where = f" on {len(cluster.nodes)} Ray nodes" if cluster else ""
+        err.print(
+            f"{len(items)} samples, {len(jobs)} distinct, {workers} workers{where}, policy {policy}, runtime {runtime}"
+        )
         evidence = verify_batch(verifier, jobs, workers=workers)
     wall = time.monotonic() - started
     out_path = Path(f"{samples}_results.jsonl")

@@ -91,6 +91,7 @@ RUNNERS = ("pytest", "direct")
 #: "per-test": every test gets a fresh candidate process on a wiped scratch space (default);
 #: "per-run": one candidate process serves all tests of a run (faster; it can keep state).
 CANDIDATE_PROCESS = ("per-test", "per-run")
+TRUSTED_PROCESS = ("per-job", "shared")
 
 #: Why a test failed. The host's `FailureKind` is this list (a test checks they agree).
 FAILURE_KINDS = (
@@ -197,6 +198,9 @@ class JobConfig:
     runner: str = "pytest"
     uses_hypothesis: bool = True
     candidate_process: str = "per-test"
+    #: "per-job": the tests run in a fork of the trusted server; "shared": in the server itself
+    #: (direct suites that opt in; see pristine.py).
+    trusted_process: str = "per-job"
     #: "tests" or "program" (KINDS); a program job carries its ProgramConfig.
     kind: str = "tests"
     program: ProgramConfig | None = None

@@ -273,6 +273,13 @@ class CandidateSession:
         self._discard()
         raise self.blocked
 
+    def close(self) -> None:
+        """The run is over: close the channel to the current candidate process (the reset that
+        follows every run ends the process)."""
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
     def _discard(self, kill_all: bool = False) -> dict[str, Any]:
         """Close the channel to the current candidate process and reap it (its exit status);
         with kill_all, also reset the whole candidate side."""

@@ -346,8 +346,11 @@ class WarmPool(SandboxBackend):
                 return
             self._closed = True
             victims = list(self._all.values())
-        for warm in victims:
-            self._destroy(warm)
+        removers = [threading.Thread(target=self._destroy, args=(warm,), name="warm-remove") for warm in victims]
+        for remover in removers:  # all at once: each removal mostly waits for the engine
+            remover.start()
+        for remover in removers:
+            remover.join()
         while True:  # containers a starter thread created after we looked
             with self._lock:
                 if self._starting == 0 and not self._all:

@@ -1,0 +1,149 @@
+"""The trusted server as it was: for suites that run their jobs in it (`trusted_process = "shared"`).
+
+By default every job's tests run in a fresh fork of the trusted server, so nothing a job's
+tests do to the trusted process reaches the next job. That fork costs more than the tests of
+a small suite (a HumanEval check): every page the child touches is copied. A direct suite may
+opt out with `trusted_process = "shared"`: its jobs' tests then run in the server itself, and
+after each job `Pristine.settle` puts back what a job may change on purpose and compares the
+rest with the server as it was before its first job:
+
+- put back: modules the job imported (dropped, so the next job imports them afresh) and the
+  `random` module's state (every job starts from the same one, as every fork did);
+- compared: every module's attributes (the objects bound, and the attributes of every class a
+  module defines), `sys` settings (path, hooks, recursion limit, trace and profile functions,
+  integer digit limit), the environment, the working directory, warning filters, exit
+  handlers, signal handlers, resource limits, priority, umask, the collector's settings,
+  threads, open descriptors, processes of the trusted user, files in the trusted directory.
+
+A difference is never the verdict of the job that made it (its result is already written); it
+ends the sandbox, so the next job starts in a fresh one. What this cannot see: changes inside
+objects that stay the same object (an element appended to a list some module holds, a
+`decimal` context). A suite whose tests change such things must keep the default.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import os
+import random
+import resource
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+from .protocol import SUITE_DIR, TRUSTED_DIR, TRUSTED_UID
+
+#: How long threads of a job (its candidate's output readers) get to end after the reset.
+THREADS_GRACE_S = 1.0
+_RLIMITS = tuple(getattr(resource, n) for n in dir(resource) if n.startswith("RLIMIT_"))
+
+
+def _namespaces() -> list[tuple[str, object, dict[str, Any]]]:
+    """Every module's attributes, and those of each class it defines: (name, owner, a copy)."""
+    found: list[tuple[str, object, dict[str, Any]]] = []
+    for name, module in list(sys.modules.items()):
+        attrs = dict(getattr(module, "__dict__", {}))
+        found.append((name, module, attrs))
+        found += [
+            (f"{name}.{attr}", value, dict(vars(value)))
+            for attr, value in attrs.items()
+            if isinstance(value, type) and value.__module__ == name
+        ]
+    return found
+
+
+def _umask() -> int:
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
+def _descriptors() -> list[str]:
+    found = []
+    for entry in os.listdir("/proc/self/fd"):
+        try:
+            found.append(f"{entry}:{os.readlink(f'/proc/self/fd/{entry}')}")
+        except OSError:
+            continue  # the one listdir itself had open
+    return sorted(found)
+
+
+def _trusted_processes() -> list[int]:
+    """Processes of the trusted user other than this one (a job's leftovers)."""
+    me, found = os.getpid(), []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as fh:
+                fields = dict(line.split(":", 1) for line in fh if ":" in line)
+            if int(fields["Uid"].split()[0]) == TRUSTED_UID and fields["State"].split()[0] not in "ZX":
+                found.append(int(entry))
+        except (OSError, KeyError, ValueError, IndexError):
+            continue
+    return found
+
+
+def _state() -> dict[str, object]:
+    warnings = sys.modules.get("warnings")
+    return {
+        "sys settings": (
+            list(sys.path),
+            list(sys.meta_path),
+            list(sys.path_hooks),
+            sys.getrecursionlimit(),
+            sys.getswitchinterval(),
+            sys.gettrace(),
+            sys.getprofile(),
+            sys.get_int_max_str_digits(),
+        ),
+        "environment": dict(os.environ),
+        "working directory": os.getcwd(),
+        "warning filters": list(warnings.filters) if warnings is not None else None,  # type: ignore[attr-defined]
+        "exit handlers": atexit._ncallbacks(),  # noqa: SLF001 - the only way to count them
+        "signal handlers": [signal.getsignal(s) for s in sorted(signal.valid_signals())],
+        "resource limits": [resource.getrlimit(r) for r in _RLIMITS],
+        "priority": (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0)),
+        "umask": _umask(),
+        "collector": (gc.isenabled(), gc.get_threshold()),
+        "descriptors": _descriptors(),
+        "processes": _trusted_processes(),
+        "trusted files": sorted(set(os.listdir(TRUSTED_DIR)) - {os.path.basename(SUITE_DIR)}),
+    }
+
+
+def _same(a: object, b: object) -> bool:
+    try:
+        return bool(a == b)  # identical objects compare equal without calling their __eq__
+    except Exception:  # noqa: BLE001 - an __eq__ that raises: not the same
+        return False
+
+
+class Pristine:
+    """The trusted server before its first job; `settle` after each job."""
+
+    def __init__(self) -> None:
+        self.threads = threading.active_count()
+        self.module_objects = dict(sys.modules)
+        self.random_state = random.getstate()
+        self.namespaces = _namespaces()
+        self.state = _state()
+
+    def settle(self) -> list[str]:
+        """After a job (and the reset that ended its candidate processes): put back what a job
+        may change, and name what else differs from before the first job ([] when nothing)."""
+        for name in set(sys.modules) - set(self.module_objects):
+            del sys.modules[name]
+        random.setstate(self.random_state)
+        deadline = time.monotonic() + THREADS_GRACE_S
+        while threading.active_count() > self.threads and time.monotonic() < deadline:
+            time.sleep(0.002)  # its candidate's output readers end once the reset closed their pipes
+        changed = [] if threading.active_count() <= self.threads else ["threads"]
+        changed += [f"module {n}" for n, module in self.module_objects.items() if sys.modules.get(n) is not module]
+        changed += [f"module {name}" for name, owner, attrs in self.namespaces if not _same(vars(owner), attrs)]
+        state = _state()
+        changed += [key for key, value in self.state.items() if not _same(value, state[key])]
+        return changed
