@@ -20,6 +20,9 @@ REFERENCE_KS = "1,10,100"
 REFERENCE_TIMEOUT_S = 3.0
 #: Room on top of the per-call limit for the whole sandbox run (interpreter start, the check's own work).
 RUN_SLACK_S = 10.0
+#: Jobs a warm container serves before it is replaced. A sample's job is small: a new container
+#: costs about a third of a second of CPU, 2 ms a sample at the library's default of 200.
+BENCH_MAX_USES = 1000
 
 
 def _ks(text: str) -> list[int]:
@@ -140,7 +143,7 @@ def humaneval(
             from verifier.cluster import RayBackend
 
             # Every node finds or builds the image of the driver's recipe itself.
-            verifier = Verifier.ray(ray, policy=pool_policy, limits=limits, preload="")
+            verifier = Verifier.ray(ray, policy=pool_policy, limits=limits, preload="", max_uses=BENCH_MAX_USES)
             cluster = verifier.backend if isinstance(verifier.backend, RayBackend) else None
             workers = workers or (cluster.slots if cluster else default_workers())
         else:
@@ -151,7 +154,9 @@ def humaneval(
                 Verifier(limits=limits, image=image_tag())
                 if policy == "cold"
                 # HumanEval suites use the direct runner: nothing to pre-import on the trusted side.
-                else Verifier.pooled(policy=pool_policy, size=workers, limits=limits, preload="")
+                else Verifier.pooled(
+                    policy=pool_policy, size=workers, limits=limits, preload="", max_uses=BENCH_MAX_USES
+                )
             )
     except SandboxUnavailable as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}")
