@@ -43,6 +43,8 @@ def test_caches_are_ignored_and_content_changes_the_digest(tmp_path: Path) -> No
         ({"test_a.py": "def test(): pass", "suite.toml": "[hypothesis]\nmax_example = 3"}, "unknown key.*max_examples"),
         ({"test_a.py": "def test(): pass", "suite.toml": 'runner = "nose"'}, "runner.*'pytest' or 'direct'"),
         ({"test_a.py": "def test(): pass", "suite.toml": 'candidate_process = "x"'}, "per-test"),
+        ({"test_a.py": "def test(): pass", "suite.toml": 'trusted_process = "x"'}, "per-job"),
+        ({"test_a.py": "def test(): pass", "suite.toml": 'trusted_process = "shared"'}, "shared.*runner = 'direct'"),
     ],
 )
 def test_bad_suites(tmp_path: Path, files: dict[str, str], words: str) -> None:
