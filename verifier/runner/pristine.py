@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import operator
 import os
 import random
 import resource
@@ -129,7 +130,10 @@ class Pristine:
         self.threads = threading.active_count()
         self.module_objects = dict(sys.modules)
         self.random_state = random.getstate()
-        self.namespaces = _namespaces()
+        namespaces = _namespaces()
+        self.names = [name for name, _, _ in namespaces]
+        self.owners = [owner for _, owner, _ in namespaces]
+        self.attrs = [attrs for _, _, attrs in namespaces]
         self.state = _state()
 
     def settle(self) -> list[str]:
@@ -143,7 +147,11 @@ class Pristine:
             time.sleep(0.002)  # its candidate's output readers end once the reset closed their pipes
         changed = [] if threading.active_count() <= self.threads else ["threads"]
         changed += [f"module {n}" for n, module in self.module_objects.items() if sys.modules.get(n) is not module]
-        changed += [f"module {name}" for name, owner, attrs in self.namespaces if not _same(vars(owner), attrs)]
+        try:  # one pass in C; identical objects compare equal without calling their __eq__
+            same = list(map(operator.eq, map(vars, self.owners), self.attrs))
+        except Exception:  # noqa: BLE001 - an __eq__ that raises: find it one by one
+            same = [_same(vars(owner), attrs) for owner, attrs in zip(self.owners, self.attrs, strict=True)]
+        changed += [f"module {name}" for name, ok in zip(self.names, same, strict=True) if not ok]
         state = _state()
         changed += [key for key, value in self.state.items() if not _same(value, state[key])]
         return changed
