@@ -14,11 +14,14 @@ to graders and terminals as a trusted line) and a `detail` that may hold candida
 from __future__ import annotations
 
 import builtins
+import fcntl
 import json
 import os
 import select
 import socket
+import struct
 import sys
+import termios
 import threading
 import time
 import types
@@ -38,6 +41,8 @@ POLL_S = 0.05
 CONTROL_TIMEOUT_S = 30.0
 OOM_FILES = ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events")
 MAX_MESSAGE = 4000
+#: At the end of a run, how long to wait for the candidate's output already in its pipes.
+OUTPUT_CATCH_UP_S = 0.5
 #: Candidate objects one run may hand out (a method that returns a new object forever stops here).
 MAX_HANDLES = 100_000
 
@@ -115,6 +120,14 @@ def oom_kills() -> int:
     return -1
 
 
+def _unread(fd: int) -> int:
+    """Bytes waiting in pipe `fd` (0 once it is closed)."""
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])
+    except OSError:
+        return 0
+
+
 class _OutputSink:
     """Drains candidate output pipes; keeps `cap` bytes in all, notes anything beyond."""
 
@@ -123,21 +136,46 @@ class _OutputSink:
         self.buffer = bytearray()
         self.total = 0
         self.lock = threading.Lock()
+        #: Pipes still being read, and how many chunks have been taken in so far.
+        self.open: set[int] = set()
+        self.chunks = 0
 
     def drain(self, fd: int) -> None:
         def pump() -> None:
-            with os.fdopen(fd, "rb", buffering=0) as fh:
-                while True:
-                    chunk = fh.read(65536)
-                    if not chunk:
-                        return
-                    with self.lock:
-                        self.total += len(chunk)
-                        room = self.cap - len(self.buffer)
-                        if room > 0:
-                            self.buffer += chunk[:room]
+            try:
+                with os.fdopen(fd, "rb", buffering=0) as fh:
+                    while True:
+                        chunk = fh.read(65536)
+                        if not chunk:
+                            return
+                        with self.lock:
+                            self.total += len(chunk)
+                            room = self.cap - len(self.buffer)
+                            if room > 0:
+                                self.buffer += chunk[:room]
+                            self.chunks += 1
+            finally:
+                with self.lock:
+                    self.open.discard(fd)
 
+        with self.lock:
+            self.open.add(fd)
         threading.Thread(target=pump, daemon=True, name="candidate-output").start()
+
+    def catch_up(self, timeout: float = OUTPUT_CATCH_UP_S) -> None:
+        """Wait until everything already in the pipes is in the buffer: what the candidate wrote
+        before its last answer is in the evidence, whichever thread ran first."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                before, fds = self.chunks, list(self.open)
+            if not any(_unread(fd) for fd in fds):
+                time.sleep(0.0005)  # a chunk read just before we looked is appended by now
+                with self.lock:
+                    if self.chunks == before:
+                        return
+            else:
+                time.sleep(0.0005)
 
     @property
     def exceeded(self) -> bool:

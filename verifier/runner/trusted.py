@@ -146,6 +146,7 @@ def run_job(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
             recorder = Recorder(session)
             exit_code = _pytest(recorder)
     finally:
+        session.output.catch_up()
         session.close()
     clock.tick(force=True)
     blocked = session.blocked
