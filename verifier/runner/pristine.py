@@ -35,6 +35,7 @@ import threading
 import time
 from typing import Any
 
+from .procfs import processes_of
 from .protocol import SUITE_DIR, TRUSTED_DIR, TRUSTED_UID
 
 #: How long threads of a job (its candidate's output readers) get to end after the reset.
@@ -72,22 +73,6 @@ def _descriptors() -> list[str]:
     return sorted(found)
 
 
-def _trusted_processes() -> list[int]:
-    """Processes of the trusted user other than this one (a job's leftovers)."""
-    me, found = os.getpid(), []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == me:
-            continue
-        try:
-            with open(f"/proc/{entry}/status") as fh:
-                fields = dict(line.split(":", 1) for line in fh if ":" in line)
-            if int(fields["Uid"].split()[0]) == TRUSTED_UID and fields["State"].split()[0] not in "ZX":
-                found.append(int(entry))
-        except (OSError, KeyError, ValueError, IndexError):
-            continue
-    return found
-
-
 def _state() -> dict[str, object]:
     warnings = sys.modules.get("warnings")
     return {
@@ -111,7 +96,7 @@ def _state() -> dict[str, object]:
         "umask": _umask(),
         "collector": (gc.isenabled(), gc.get_threshold()),
         "descriptors": _descriptors(),
-        "processes": _trusted_processes(),
+        "processes": processes_of(TRUSTED_UID, os.getpid()),
         "trusted files": sorted(set(os.listdir(TRUSTED_DIR)) - {os.path.basename(SUITE_DIR)}),
     }
 

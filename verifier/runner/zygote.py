@@ -43,6 +43,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from .procfs import processes_of
 from .protocol import CANDIDATE_DIR, CANDIDATE_UID, CANDIDATE_WRITABLE, SCRATCH_DIR, untree
 from .reaper import Reaper, in_child
 
@@ -133,25 +134,8 @@ def _describe(status: int) -> dict[str, object]:
 
 
 def candidate_processes(me: int, *, zombies: bool = False) -> list[int]:
-    """Live (not zombie) processes of the candidate's uid, other than `me`; with zombies=True,
-    its zombies instead (ended, not yet waited for by their parent).
-
-    Read from /proc/PID/status: candidate processes are not dumpable (they changed uid), so
-    their /proc entries belong to root and the directory's owner says nothing.
-    """
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == me:
-            continue
-        try:
-            with open(f"/proc/{entry}/status") as fh:
-                fields = dict(line.split(":", 1) for line in fh if ":" in line)
-            state = fields["State"].split()[0]
-            if int(fields["Uid"].split()[0]) == CANDIDATE_UID and (state == "Z" if zombies else state not in "ZX"):
-                found.append(int(entry))
-        except (OSError, KeyError, ValueError, IndexError):
-            continue
-    return found
+    """Live processes of the candidate's uid other than `me` (its zombies with zombies=True)."""
+    return processes_of(CANDIDATE_UID, me, zombies=zombies)
 
 
 def _zombies_left(me: int) -> int:
