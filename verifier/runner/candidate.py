@@ -22,7 +22,7 @@ import traceback
 from typing import Any
 
 from . import wire
-from .zygote import say_ready
+from .zygote import keep_only_descriptors, say_ready
 
 MAX_TEXT = 4000
 #: Requests come from the trusted side; this only bounds what this process reads.
@@ -151,7 +151,7 @@ def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str, ready_fd
     os.close(devnull)
     os.dup2(out_fd, 1)
     os.dup2(out_fd, 2)
-    os.close(out_fd)
+    keep_only_descriptors(0, 1, 2, rpc_fd, ready_fd)
     sys.stdout = open(1, "w", buffering=1, errors="replace", closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", buffering=1, errors="replace", closefd=False)  # noqa: SIM115
     sock = socket.socket(fileno=rpc_fd)

@@ -25,7 +25,7 @@ import threading
 import types
 from typing import NoReturn
 
-from .zygote import say_ready
+from .zygote import keep_only_descriptors, say_ready
 
 
 def _stdio() -> None:
@@ -53,12 +53,7 @@ def run(fds: list[int], path: str, cpu_backstop_s: int, ready_fd: int) -> NoRetu
     os.setsid()
     for target, fd in enumerate(fds[:3]):
         os.dup2(fd, target)
-    for entry in os.listdir("/proc/self/fd"):  # nothing of the zygote's beyond the three pipes
-        if int(entry) > 2 and int(entry) != ready_fd:
-            try:
-                os.close(int(entry))
-            except OSError:
-                pass
+    keep_only_descriptors(0, 1, 2, ready_fd)  # nothing of the zygote's beyond the three pipes
     # A backstop only: the trusted side ends a case on its charged clock long before this.
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_backstop_s, cpu_backstop_s))
     directory = os.path.dirname(path)

@@ -136,27 +136,26 @@ class _OutputSink:
         self.buffer = bytearray()
         self.total = 0
         self.lock = threading.Lock()
-        #: Pipes still being read, and how many chunks have been taken in so far.
+        #: Pipes still being read. A read and the append of what it got happen under `lock`.
         self.open: set[int] = set()
-        self.chunks = 0
 
     def drain(self, fd: int) -> None:
         def pump() -> None:
             try:
-                with os.fdopen(fd, "rb", buffering=0) as fh:
-                    while True:
-                        chunk = fh.read(65536)
+                while True:
+                    select.select([fd], [], [])  # readable or closed: this thread alone reads it
+                    with self.lock:
+                        chunk = os.read(fd, 65536)
                         if not chunk:
                             return
-                        with self.lock:
-                            self.total += len(chunk)
-                            room = self.cap - len(self.buffer)
-                            if room > 0:
-                                self.buffer += chunk[:room]
-                            self.chunks += 1
+                        self.total += len(chunk)
+                        room = self.cap - len(self.buffer)
+                        if room > 0:
+                            self.buffer += chunk[:room]
             finally:
                 with self.lock:
                     self.open.discard(fd)
+                    os.close(fd)
 
         with self.lock:
             self.open.add(fd)
@@ -166,16 +165,13 @@ class _OutputSink:
         """Wait until everything already in the pipes is in the buffer: what the candidate wrote
         before its last answer is in the evidence, whichever thread ran first."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self.lock:
-                before, fds = self.chunks, list(self.open)
-            if not any(_unread(fd) for fd in fds):
-                time.sleep(0.0005)  # a chunk read just before we looked is appended by now
-                with self.lock:
-                    if self.chunks == before:
-                        return
-            else:
-                time.sleep(0.0005)
+        while True:
+            with self.lock:  # no read is half done while we hold it
+                if not any(_unread(fd) for fd in self.open):
+                    return
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.0005)
 
     @property
     def exceeded(self) -> bool:

@@ -86,6 +86,17 @@ def say_ready(ready_fd: int) -> None:
     os.close(ready_fd)
 
 
+def keep_only_descriptors(*keep: int) -> None:
+    """In a new candidate process: close every descriptor but `keep` (nothing of the zygote's,
+    a sweeper's or an earlier process's reaches the candidate's code)."""
+    for entry in os.listdir("/proc/self/fd"):
+        if int(entry) not in keep:
+            try:
+                os.close(int(entry))
+            except OSError:
+                pass  # the one listdir itself had open
+
+
 def prctl(option: int, value: int) -> None:
     if _LIBC.prctl(option, value, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
