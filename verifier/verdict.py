@@ -127,12 +127,23 @@ def _no_result(raw: RawRun, why: str) -> Verdict:
     return closed(Status.INFRA_ERROR, FailureKind.INFRA, why)
 
 
+def read_result(raw: RawRun, nonce: str, output_bytes: int) -> JobResult | ProtocolError | None:
+    """`find_result`, with a malformed result returned (for `judge_result`) instead of raised."""
+    try:
+        return find_result(raw, nonce, output_bytes)
+    except ProtocolError as exc:
+        return exc
+
+
 def judge(raw: RawRun, nonce: str, output_bytes: int) -> Verdict:
     """The verdict on one run of the launcher for the job with `nonce`."""
-    try:
-        result = find_result(raw, nonce, output_bytes)
-    except ProtocolError as exc:
-        return _no_result(raw, f"the runner's result could not be read ({exc})")
+    return judge_result(raw, read_result(raw, nonce, output_bytes))
+
+
+def judge_result(raw: RawRun, result: JobResult | ProtocolError | None) -> Verdict:
+    """The verdict on one run, given what `read_result` found in it (read once per run)."""
+    if isinstance(result, ProtocolError):
+        return _no_result(raw, f"the runner's result could not be read ({result})")
     if result is None:
         return _no_result(raw, f"the trusted runner ended without a result (exit code {raw.exit_code})")
 

@@ -2,7 +2,7 @@
 
 The one place where everything that can go wrong becomes fail-closed evidence: bad input
 (invalid_input), an unavailable sandbox (infra_error), a machine too busy to run the job
-(overloaded), and every run, judged by `verifier.verdict.judge`.
+(overloaded), and every run, judged by `verifier.verdict.judge_result`.
 """
 
 from __future__ import annotations
@@ -32,14 +32,15 @@ from verifier.runner.protocol import (
     OVERLOAD_FACTOR,
     RESULT_OVERHEAD_BYTES,
     JobConfig,
+    JobResult,
     ProtocolError,
     encode_job,
     launch_command,
 )
 from verifier.sandbox import runtime
-from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
+from verifier.sandbox.backend import SandboxBackend, SandboxJob
 from verifier.suite import Suite, load_suite
-from verifier.verdict import Verdict, find_result, judge
+from verifier.verdict import Verdict, judge_result, read_result
 
 #: Host-side slack past the in-container backstop, for container start and result reporting.
 HOST_GRACE_S = 30.0
@@ -227,10 +228,11 @@ class Verifier:
             return fields.closed(Status.INFRA_ERROR, f"sandbox unavailable: {exc}")
         except HostOverloaded as exc:
             return fields.closed(Status.OVERLOADED, f"the host was too busy: {exc}")
-        mismatch = _kernel_mismatch(raw, nonce, limits)
+        result = read_result(raw, nonce, limits.output_bytes)
+        mismatch = _kernel_mismatch(result, limits)
         if mismatch is not None:
             return fields.closed(Status.INFRA_ERROR, mismatch)
-        verdict = judge(raw, nonce, limits.output_bytes)
+        verdict = judge_result(raw, result)
         durations = Durations(
             total_s=time.monotonic() - started,
             queue_s=raw.queue_s,
@@ -347,11 +349,7 @@ def _refused(exc: InvalidInput) -> list[Failure] | None:
     ]
 
 
-def _kernel_mismatch(raw: RawRun, nonce: str, limits: Limits) -> str | None:
+def _kernel_mismatch(result: JobResult | ProtocolError | None, limits: Limits) -> str | None:
     """Why this run's result cannot be evidence under `limits.runtime` (the runner saw another
-    kernel), or None. A missing or malformed result is `judge`'s to report."""
-    try:
-        result = find_result(raw, nonce, limits.output_bytes)
-    except ProtocolError:
-        return None
-    return None if result is None else runtime.kernel_mismatch(limits.runtime, result.kernel)
+    kernel), or None. A missing or malformed result is `judge_result`'s to report."""
+    return runtime.kernel_mismatch(limits.runtime, result.kernel) if isinstance(result, JobResult) else None

@@ -53,14 +53,27 @@ class Admission:
         self.slots = slots or default_slots()
         self.wait_s = wait_s
         self.folder = folder or slots_dir()
+        self._ready = False
 
-    def _try(self, index: int) -> int | None:
+    def _open(self, name: str) -> int:
+        """A lock file of the folder, made (shared by every user's verifier on this machine) on
+        this instance's first use, or again if someone removed it meanwhile."""
+        path = self.folder / name
+        if self._ready:
+            try:
+                return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+            except FileNotFoundError:
+                pass
         self.folder.mkdir(parents=True, exist_ok=True)
         try:
-            os.chmod(self.folder, 0o1777)  # shared by every user's verifier on this machine
+            os.chmod(self.folder, 0o1777)
         except OSError:
             pass
-        fd = os.open(self.folder / f"slot-{index}", os.O_RDWR | os.O_CREAT, 0o666)
+        self._ready = True
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+
+    def _try(self, index: int) -> int | None:
+        fd = self._open(f"slot-{index}")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -72,8 +85,12 @@ class Admission:
 
     def _door(self, started: float) -> int:
         """Queue on the door lock; its fd once this process is at the door. Raises HostOverloaded."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.folder / "door", os.O_RDWR | os.O_CREAT, 0o666)
+        fd = self._open("door")
+        try:  # nobody at the door (the usual case): no waiting thread needed
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            pass
         at_door = threading.Event()
         state = {"abandoned": False}
         lock = threading.Lock()
