@@ -120,10 +120,13 @@ class Pristine:
         self.owners = [owner for _, owner, _ in namespaces]
         self.attrs = [attrs for _, _, attrs in namespaces]
         self.state = _state()
+        #: What the last `settle` found changed.
+        self.changed: list[str] = []
 
     def settle(self) -> list[str]:
         """After a job (and the reset that ended its candidate processes): put back what a job
-        may change, and name what else differs from before the first job ([] when nothing)."""
+        may change, and name what else differs from before the first job ([] when nothing; also
+        kept as `changed`)."""
         for name in set(sys.modules) - set(self.module_objects):
             del sys.modules[name]
         random.setstate(self.random_state)
@@ -139,4 +142,5 @@ class Pristine:
         changed += [f"module {name}" for name, ok in zip(self.names, same, strict=True) if not ok]
         state = _state()
         changed += [key for key, value in self.state.items() if not _same(value, state[key])]
+        self.changed = changed
         return changed

@@ -21,7 +21,6 @@ import builtins
 import os
 import resource
 import sys
-import threading
 import types
 from typing import NoReturn
 
@@ -80,9 +79,11 @@ def run(fds: list[int], path: str, cpu_backstop_s: int, ready_fd: int) -> NoRetu
         sys.excepthook(type(exc), exc, exc.__traceback__)
         code = 1
     try:
-        shutdown = getattr(threading, "_shutdown", None)
+        # As the interpreter at exit: wait for non-daemon threads, if the program imported
+        # `threading` (not imported here: its after-fork hook would cost every candidate process).
+        shutdown = getattr(sys.modules.get("threading"), "_shutdown", None)
         if shutdown is not None:
-            shutdown()  # wait for non-daemon threads, as the interpreter does at exit
+            shutdown()
         atexit._run_exitfuncs()  # noqa: SLF001 - the interpreter's exit, as it would run it
     except SystemExit as exc:
         code = _exit_code(exc)

@@ -30,7 +30,7 @@ import base64
 import json
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, is_dataclass
 from typing import IO, Any
 
 PROTOCOL_VERSION = 3
@@ -220,6 +220,18 @@ class JobHeader:
     version: int = PROTOCOL_VERSION
 
 
+def plain(value: Any) -> Any:
+    """A protocol dataclass as JSON-ready data: `dataclasses.asdict` without its deep copies
+    (a job header and a result are built once and only read; this is on every job's path)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {name: plain(item) for name, item in vars(value).items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    return value
+
+
 def tree(files: dict[str, bytes]) -> bytes:
     return json.dumps({"files": {p: base64.b64encode(b).decode() for p, b in sorted(files.items())}}).encode()
 
@@ -252,7 +264,7 @@ def encode_job(
 ) -> bytes:
     cand, suite = tree(candidate), tree(suite_files)
     header = JobHeader(nonce=nonce, modules=modules, candidate_bytes=len(cand), suite_bytes=len(suite), config=config)
-    return json.dumps(asdict(header)).encode() + b"\n" + cand + suite
+    return json.dumps(plain(header)).encode() + b"\n" + cand + suite
 
 
 def read_exact(read: Callable[[int], bytes], n: int) -> bytes:
@@ -367,7 +379,7 @@ class JobResult:
 
 
 def format_result_line(nonce: str, recycle: bool, result: JobResult) -> bytes:
-    payload = json.dumps(asdict(result), ensure_ascii=True, separators=(",", ":"))
+    payload = json.dumps(plain(result), ensure_ascii=True, separators=(",", ":"))
     return RESULT_PREFIX + f"{nonce} {int(recycle)} ".encode() + payload.encode() + b"\n"
 
 

@@ -25,6 +25,7 @@ import termios
 import threading
 import time
 import types
+from collections.abc import Callable
 from typing import Any
 
 from . import wire
@@ -178,8 +179,14 @@ class _OutputSink:
         return self.total > self.cap
 
 
-def control(ctl: socket.socket, request: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
-    """One request to the zygote and its answer, within CONTROL_TIMEOUT_S.
+def control(
+    ctl: socket.socket,
+    request: dict[str, Any],
+    fds: list[int] | None = None,
+    meanwhile: Callable[[], object] | None = None,
+) -> dict[str, Any]:
+    """One request to the zygote and its answer, within CONTROL_TIMEOUT_S; `meanwhile` runs
+    here between the request and the wait for its answer (work of ours that need not wait).
 
     Raises SandboxFailure when the zygote is gone or does not answer (not the candidate's
     doing: candidates cannot reach the zygote).
@@ -187,6 +194,8 @@ def control(ctl: socket.socket, request: dict[str, Any], fds: list[int] | None =
     try:
         ctl.settimeout(CONTROL_TIMEOUT_S)
         socket.send_fds(ctl, [json.dumps(request).encode()], fds or [])
+        if meanwhile is not None:
+            meanwhile()
         data = ctl.recv(65536)
         if not data:
             raise EOFError

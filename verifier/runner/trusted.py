@@ -22,7 +22,7 @@ import signal
 import socket
 import sys
 import time
-from dataclasses import asdict
+from collections.abc import Callable
 
 from . import direct, protocol
 from .clock import ChargedClock, sandbox_cpu_s, sandbox_cpus, starved_now
@@ -205,7 +205,7 @@ def _run_child(header: JobHeader, ctl: socket.socket, reaper: Reaper) -> tuple[J
                 summary = f"the trusted runner failed ({exc.__class__.__name__})"
                 result, trouble = _failed_run("infra", summary, error=summary), True
             with os.fdopen(write_end, "w") as fh:
-                json.dump({"result": asdict(result), "trouble": trouble}, fh)
+                json.dump({"result": protocol.plain(result), "trouble": trouble}, fh)
         finally:
             os._exit(0)
     os.close(write_end)
@@ -272,10 +272,11 @@ def _serve_one(
     return _run_child(header, ctl, reaper)
 
 
-def _reset(ctl: socket.socket, reaper: Reaper) -> bool:
-    """Kill every candidate process and wipe the candidate's writable places."""
+def _reset(ctl: socket.socket, reaper: Reaper, meanwhile: Callable[[], object] | None = None) -> bool:
+    """Kill every candidate process and wipe the candidate's writable places; `meanwhile` runs
+    here while the zygote resets."""
     try:
-        reply = control(ctl, {"op": "reset"})
+        reply = control(ctl, {"op": "reset"}, meanwhile=meanwhile)
     except SandboxFailure as exc:
         reply = {"ok": False, "error": exc.summary}
     # Orphans of candidate processes come here under gVisor (no subreaper but PID 1); `reaper`
@@ -328,13 +329,15 @@ def serve(ctl: socket.socket, argv: list[str]) -> None:
         # turns it into evidence while the candidate side is reset here. The host sends the next
         # job at once but starts its clock only at READY; a sandbox that could not be reset takes
         # no other job: it ends, and a job sent to it meanwhile runs on another one.
-        if not _reset(ctl, reaper):
+        # A shared server checks itself while the zygote resets (settle waits for the job's
+        # output readers, which end as the reset ends its candidate processes).
+        shared = header.config.trusted_process == "shared"
+        if not _reset(ctl, reaper, pristine.settle if shared else None):
             os._exit(3)
-        if header.config.trusted_process == "shared":
-            left = pristine.settle()
-            if left:
-                print(f"verifier-runner: a job changed {', '.join(left)} in the trusted server", file=sys.stderr)
-                os._exit(0)
+        if shared and pristine.changed:
+            changed = ", ".join(pristine.changed)
+            print(f"verifier-runner: a job changed {changed} in the trusted server", file=sys.stderr)
+            os._exit(0)
         _write(result_fd, protocol.READY + b"\n")
     os._exit(0)
 
