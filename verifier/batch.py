@@ -5,7 +5,6 @@ sandbox runs it took (`attempts`), so retries are never invisible."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -14,16 +13,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from verifier.evidence import Evidence, Status
 from verifier.inputs import Candidate
+from verifier.sandbox.admission import default_workers
 from verifier.suite import Suite
 from verifier.verify import Verifier
 
 Item = tuple[Path | Candidate | str | bytes, Path | str | Suite]
 #: Statuses that say nothing about the candidate, so running it again is the fair thing to do.
 RETRIED = (Status.INFRA_ERROR, Status.OVERLOADED)
-
-
-def default_workers() -> int:
-    return max(1, os.cpu_count() or 1)
 
 
 def verify_batch(

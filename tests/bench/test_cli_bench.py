@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from verifier import Verifier
 from verifier.bench import humaneval as he
 from verifier.cli import app
 from verifier.limits import Limits
@@ -37,11 +36,12 @@ def fake_sandbox(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[Sandbox
     seen: list[Limits] = []
 
     def install(handler: Callable[[SandboxJob], RawRun]) -> list[Limits]:
-        def pooled(cls: type[Verifier], **kwargs: Any) -> Verifier:
+        def pool(**kwargs: Any) -> FakeBackend:  # the command's warm pool
             seen.append(kwargs["limits"])
-            return Verifier(backend=FakeBackend(handler), image="x", limits=kwargs["limits"])
+            return FakeBackend(handler)
 
-        monkeypatch.setattr(Verifier, "pooled", classmethod(pooled))
+        monkeypatch.setattr("verifier.sandbox.pool.WarmPool", pool)
+        monkeypatch.setattr("verifier.sandbox.image.image_tag", lambda: "x")
         monkeypatch.setattr("verifier.sandbox.image.build", lambda *a, **k: ("x", False))
         monkeypatch.setattr("verifier.sandbox.docker_engine.connect", lambda: None)
         return seen

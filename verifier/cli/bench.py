@@ -108,14 +108,14 @@ def humaneval(
     Exit 0 when every sample got a verdict, 2 for bad input or when any sample could not be
     verified (infra_error/overloaded: not counted as the model's failure, but pass@k is then
     not trustworthy)."""
-    from verifier.batch import default_workers, verify_batch
+    # Only what starting the sandboxes needs is imported before they start; the rest (the
+    # evidence models, the batch) is imported while their containers come up.
     from verifier.cli.check import require_runtime
     from verifier.errors import SandboxUnavailable
-    from verifier.evidence import Fault
     from verifier.limits import Limits
+    from verifier.sandbox.admission import default_workers
     from verifier.sandbox.docker_engine import connect
     from verifier.sandbox.image import build, image_tag
-    from verifier.verify import Verifier
 
     err = Console(stderr=True, soft_wrap=True)
     if policy not in ("reuse", "fresh", "cold"):
@@ -141,6 +141,7 @@ def humaneval(
     try:
         if ray is not None:
             from verifier.cluster import RayBackend
+            from verifier.verify import Verifier
 
             # Every node finds or builds the image of the driver's recipe itself.
             verifier = Verifier.ray(ray, policy=pool_policy, limits=limits, preload="", max_uses=BENCH_MAX_USES)
@@ -150,14 +151,22 @@ def humaneval(
             require_runtime(limits)
             build(connect())
             workers = workers or default_workers()
-            verifier = (
-                Verifier(limits=limits, image=image_tag())
-                if policy == "cold"
+            pool = None
+            if policy != "cold":
+                from verifier.sandbox.pool import WarmPool
+
                 # HumanEval suites use the direct runner: nothing to pre-import on the trusted side.
-                else Verifier.pooled(
-                    policy=pool_policy, size=workers, limits=limits, preload="", max_uses=BENCH_MAX_USES
+                pool = WarmPool(
+                    image=image_tag(),
+                    limits=limits,
+                    size=workers,
+                    policy=pool_policy,
+                    preload="",
+                    max_uses=BENCH_MAX_USES,
                 )
-            )
+            from verifier.verify import Verifier
+
+            verifier = Verifier(backend=pool, limits=limits, image=image_tag())
     except SandboxUnavailable as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from None
@@ -177,6 +186,8 @@ def humaneval(
         err.print(
             f"{len(items)} samples, {len(jobs)} distinct, {workers} workers{where}, policy {policy}, runtime {runtime}"
         )
+        from verifier.batch import verify_batch
+
         evidence = verify_batch(verifier, jobs, workers=workers)
     wall = time.monotonic() - started
     out_path = Path(f"{samples}_results.jsonl")
@@ -194,6 +205,8 @@ def humaneval(
             }
             fh.write(json.dumps(row) + "\n")
     scores = he.pass_at_ks(items, passed, ks)
+    from verifier.evidence import Fault
+
     infra = sum(evidence[job].fault in (Fault.VERIFIER, Fault.HOST) for job in mapping)
     summary = {
         "samples": len(items),
@@ -258,8 +271,8 @@ def io(
 
     Exit 0 when every sample got a verdict, 2 for bad input or when any sample could not be
     verified (infra_error/overloaded: not the program's failure, but pass@k is then not trustworthy)."""
-    from verifier.batch import default_workers
     from verifier.errors import SandboxUnavailable
+    from verifier.sandbox.admission import default_workers
     from verifier.sandbox.docker_engine import connect
     from verifier.sandbox.image import build, image_tag
 

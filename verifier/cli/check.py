@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from verifier.evidence import Evidence, Fault
 from verifier.limits import DEFAULT_CALL_TIMEOUT_S, DEFAULT_TIMEOUT_S, Limits
 from verifier.text import one_line
+
+if TYPE_CHECKING:  # the models are imported where a check runs (start-up: see verifier/__init__)
+    from verifier.evidence import Evidence
 
 
 def _parse_memory(text: str) -> int:
@@ -101,6 +103,8 @@ OPTION_OF = {
 
 def exit_code(ev: Evidence) -> int:
     """0 verified ok; 1 the candidate failed; 2 bad input or our sandbox failed; 3 the host was too busy."""
+    from verifier.evidence import Fault
+
     if ev.ok:
         return EXIT_OK
     if ev.fault is Fault.CANDIDATE:

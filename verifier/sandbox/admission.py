@@ -42,6 +42,11 @@ def default_slots() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def default_workers() -> int:
+    """How many jobs a batch runs at once by default: one per CPU."""
+    return max(1, os.cpu_count() or 1)
+
+
 def slots_dir() -> Path:
     return Path(os.environ.get(ENV_DIR) or Path(tempfile.gettempdir()) / "verifier-slots")
 

@@ -161,6 +161,10 @@ class WarmPool(SandboxBackend):
                     backoff = min(backoff * 2, 5.0)
                     self._reconnect()
                     continue
+                except Exception as exc:  # noqa: BLE001 - a fault of ours: jobs fail now, not after the acquire wait
+                    what = f"{exc.__class__.__name__}: {exc}"
+                    self._fatal = SandboxUnavailable(f"a sandbox could not be started ({what})")
+                    return
                 if warm.wait_ready(START_TIMEOUT_S):
                     with self._lock:
                         if self._closed:
