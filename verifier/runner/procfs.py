@@ -19,10 +19,23 @@ def processes_of(uid: int, me: int, *, zombies: bool = False) -> list[int]:
             continue
         try:
             with open(f"/proc/{entry}/status") as fh:
-                fields = dict(line.split(":", 1) for line in fh if ":" in line)
-            state = fields["State"].split()[0]
-            if int(fields["Uid"].split()[0]) == uid and (state == "Z" if zombies else state not in "ZX"):
-                found.append(int(entry))
-        except (OSError, KeyError, ValueError, IndexError):
+                text = fh.read()
+        except OSError:
             continue
+        state, owner = _field(text, "State"), _field(text, "Uid")
+        if state is None or owner is None or not owner.isdigit() or int(owner) != uid:
+            continue
+        if state == "Z" if zombies else state not in ("Z", "X"):
+            found.append(int(entry))
     return found
+
+
+def _field(status: str, name: str) -> str | None:
+    """The first word of field `name` of a /proc/PID/status text (its lines are "Name:\tvalue..."),
+    or None. Found by searching, not by parsing every line: this runs for every process, at
+    every reset."""
+    at = status.find(f"\n{name}:")
+    if at < 0:
+        return None
+    words = status[at + len(name) + 2 : status.find("\n", at + 1)].split()
+    return words[0] if words else None
