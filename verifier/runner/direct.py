@@ -7,13 +7,23 @@ pytest start-up cost. Anything it cannot run as such is an error, never a pass.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
+from types import CodeType
 from typing import Any
 
 from .protocol import SUITE_DIR
 from .results import Results, classify, format_detail
 from .suite_files import is_test_file
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(source: bytes, path: str) -> CodeType:
+    """A test file's code, as its import would compile it. Kept by content: a server that runs
+    many jobs in itself (trusted_process = "shared") compiles a suite's file once, not for every
+    sample of that problem. Code objects are immutable; the module runs afresh every job."""
+    return compile(source, path, "exec", dont_inherit=True)
 
 
 def run(recorder: Results) -> int:
@@ -25,7 +35,9 @@ def run(recorder: Results) -> int:
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         try:
-            spec.loader.exec_module(module)
+            with open(spec.origin or "", "rb") as fh:
+                code = _compiled(fh.read(), spec.origin or "")
+            exec(code, module.__dict__)  # what the loader's exec_module does with it
         except BaseException as exc:  # noqa: BLE001 - a module that fails to import is a collection error
             recorder.collection_failed(rel, format_detail(exc))
             continue
