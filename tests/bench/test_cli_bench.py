@@ -41,7 +41,6 @@ def fake_sandbox(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[Sandbox
             return FakeBackend(handler)
 
         monkeypatch.setattr("verifier.sandbox.pool.WarmPool", pool)
-        monkeypatch.setattr("verifier.sandbox.image.image_tag", lambda: "x")
         monkeypatch.setattr("verifier.sandbox.image.build", lambda *a, **k: ("x", False))
         monkeypatch.setattr("verifier.sandbox.docker_engine.connect", lambda: None)
         return seen

@@ -115,7 +115,7 @@ def humaneval(
     from verifier.limits import Limits
     from verifier.sandbox.admission import default_workers
     from verifier.sandbox.docker_engine import connect
-    from verifier.sandbox.image import build, image_tag
+    from verifier.sandbox.image import build
 
     err = Console(stderr=True, soft_wrap=True)
     if policy not in ("reuse", "fresh", "cold"):
@@ -149,7 +149,7 @@ def humaneval(
             workers = workers or (cluster.slots if cluster else default_workers())
         else:
             require_runtime(limits)
-            build(connect())
+            image, _built = build(connect())
             workers = workers or default_workers()
             pool = None
             if policy != "cold":
@@ -157,7 +157,7 @@ def humaneval(
 
                 # HumanEval suites use the direct runner: nothing to pre-import on the trusted side.
                 pool = WarmPool(
-                    image=image_tag(),
+                    image=image,
                     limits=limits,
                     size=workers,
                     policy=pool_policy,
@@ -166,7 +166,7 @@ def humaneval(
                 )
             from verifier.verify import Verifier
 
-            verifier = Verifier(backend=pool, limits=limits, image=image_tag())
+            verifier = Verifier(backend=pool, limits=limits, image=image)
     except SandboxUnavailable as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from None
@@ -274,7 +274,7 @@ def io(
     from verifier.errors import SandboxUnavailable
     from verifier.sandbox.admission import default_workers
     from verifier.sandbox.docker_engine import connect
-    from verifier.sandbox.image import build, image_tag
+    from verifier.sandbox.image import build
 
     err = Console(stderr=True, soft_wrap=True)
     if policy not in ("reuse", "fresh", "cold"):
@@ -289,7 +289,7 @@ def io(
 
     workers = workers or default_workers()
     try:
-        build(connect())
+        image, _built = build(connect())
     except SandboxUnavailable as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from None
@@ -297,7 +297,7 @@ def io(
     err.print(f"{len(items)} samples of {attempted} problems, {workers} workers, policy {policy}")
     policies: dict[str, Literal["reuse", "fresh", "cold"]] = {"reuse": "reuse", "fresh": "fresh", "cold": "cold"}
     chosen = policies[policy]
-    run = bio.evaluate(items, probs, ks=ks, workers=workers, policy=chosen, image=image_tag())
+    run = bio.evaluate(items, probs, ks=ks, workers=workers, policy=chosen, image=image)
     out_path = Path(f"{samples}_results.jsonl")
     with open(out_path, "w") as fh:
         for sample, ev in zip(items, run.evidence, strict=True):

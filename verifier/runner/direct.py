@@ -17,13 +17,19 @@ from .protocol import SUITE_DIR
 from .results import Results, classify, format_detail
 from .suite_files import is_test_file
 
+#: Test files up to this size keep their compiled code (`_compiled`): at most 256 of them.
+CACHED_SOURCE_BYTES = 64 * 1024
 
-@functools.lru_cache(maxsize=256)
-def _compiled(source: bytes, path: str) -> CodeType:
-    """A test file's code, as its import would compile it. Kept by content: a server that runs
-    many jobs in itself (trusted_process = "shared") compiles a suite's file once, not for every
-    sample of that problem. Code objects are immutable; the module runs afresh every job."""
+
+def _compile(source: bytes, path: str) -> CodeType:
+    """A test file's code, as its import would compile it (`dont_inherit`, as importlib does)."""
     return compile(source, path, "exec", dont_inherit=True)
+
+
+#: Kept by content: a server that runs many jobs in itself (trusted_process = "shared")
+#: compiles a suite's file once, not for every sample of that problem. Code objects are
+#: immutable; the module still runs afresh every job.
+_compiled = functools.lru_cache(maxsize=256)(_compile)
 
 
 def run(recorder: Results) -> int:
@@ -31,12 +37,14 @@ def run(recorder: Results) -> int:
     for rel in sorted(os.listdir(SUITE_DIR)):
         if not is_test_file(rel):
             continue
-        spec = importlib.util.spec_from_file_location(f"verifier_suite_{rel[:-3]}", os.path.join(SUITE_DIR, rel))
-        assert spec is not None and spec.loader is not None
+        path = os.path.join(SUITE_DIR, rel)
+        spec = importlib.util.spec_from_file_location(f"verifier_suite_{rel[:-3]}", path)
+        assert spec is not None
         module = importlib.util.module_from_spec(spec)
         try:
-            with open(spec.origin or "", "rb") as fh:
-                code = _compiled(fh.read(), spec.origin or "")
+            with open(path, "rb") as fh:
+                source = fh.read()
+            code = (_compiled if len(source) <= CACHED_SOURCE_BYTES else _compile)(source, path)
             exec(code, module.__dict__)  # what the loader's exec_module does with it
         except BaseException as exc:  # noqa: BLE001 - a module that fails to import is a collection error
             recorder.collection_failed(rel, format_detail(exc))

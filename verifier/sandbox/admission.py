@@ -8,9 +8,10 @@ to the candidate. A job that cannot get a slot within the wait limit ends `overl
 
 Slots are `flock` locks on files in a folder shared by all processes of this machine, so a
 process that dies releases its slot with it. Waiting is fair: a job first queues on a door
-lock (a blocking `flock`, which the kernel grants to one waiter at a time), and only the job
-at the door looks for a free slot. A batch that gives back a slot and wants it again for its
-next job queues behind the jobs already waiting, so no process can keep the slots to itself.
+lock (a blocking `flock`, which the kernel grants to one waiter at a time; a job that finds
+the door free takes it at once), and only the job at the door looks for a free slot. A batch
+that gives back a slot and wants it again for its next job queues behind the jobs already
+waiting, so no process can keep the slots to itself.
 Jobs on a remote engine (DOCKER_HOST) are counted by the machine that sends them.
 """
 
@@ -43,8 +44,8 @@ def default_slots() -> int:
 
 
 def default_workers() -> int:
-    """How many jobs a batch runs at once by default: one per CPU."""
-    return max(1, os.cpu_count() or 1)
+    """How many jobs a batch runs at once by default: as many as may run on this machine."""
+    return default_slots()
 
 
 def slots_dir() -> Path:
