@@ -21,8 +21,9 @@ import json, os, random, signal, sys, threading, warnings
 from verifier.runner import pristine
 pristine.TRUSTED_DIR = sys.argv[1]
 pristine.THREADS_GRACE_S = 0.2
-# A uid no process has: on the host, the sandboxes' own trusted servers (uid 2000) come and go.
-pristine.TRUSTED_UID = 3999999
+# A uid no other process has: on the host, the sandboxes' own trusted servers (uid 2000) come
+# and go, and tests running beside this one (pytest -n) make processes of their own uids.
+pristine.TRUSTED_UID = int(sys.argv[2])
 
 class Kept:
     attribute = 1
@@ -30,12 +31,21 @@ class Kept:
 """
 
 
+#: The trusted uid of this test process's probes: one per pytest worker, so that a probe's
+#: process of that uid is never seen by a probe of another worker.
+PROBE_UID = 3_000_000 + os.getpid()
+
+
 def _run(tmp_path: Path, body: str) -> object:
     """Run `body` after the snapshot `before`, in a function: __main__'s own names stay as they were."""
     steps = textwrap.indent("before = pristine.Pristine()\n" + textwrap.dedent(body), "    ")
     script = f"{PRELUDE}\ndef scenario():\n    global Kept\n{steps}\n\nscenario()\n"
     done = subprocess.run(
-        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, cwd=ROOT, check=False
+        [sys.executable, "-c", script, str(tmp_path), str(PROBE_UID)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.splitlines()[-1])
@@ -92,7 +102,7 @@ LEFTOVERS = {
     ),
     "a process of the trusted user": (
         "r, w = os.pipe()\npid = os.fork()\n"
-        "if pid == 0:\n    os.setuid(3999999); os.close(w); os.read(r, 1); os._exit(0)\n"
+        "if pid == 0:\n    os.setuid(pristine.TRUSTED_UID); os.close(w); os.read(r, 1); os._exit(0)\n"
         "import time; time.sleep(0.2)",
         "os.close(w); os.close(r); os.waitpid(pid, 0)",
         "processes",
