@@ -18,6 +18,7 @@ charged limit is given up as `overloaded`, never as a timeout.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -52,8 +53,10 @@ def sandbox_cpu_s() -> float | None:
     return None
 
 
+@functools.cache
 def sandbox_cpus() -> float:
-    """This container's CPU quota in CPUs (the number of CPUs when unlimited)."""
+    """This container's CPU quota in CPUs (the number of CPUs when unlimited); read once per
+    process: the quota is set when the container is created and nothing here changes it."""
     quota, period = _read("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"), _read("/sys/fs/cgroup/cpu/cpu.cfs_period_us")
     if quota is not None and period is not None and int(quota) > 0:
         return int(quota) / int(period)

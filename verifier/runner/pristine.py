@@ -23,13 +23,13 @@ objects that stay the same object (an element appended to a list some module hol
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # signal's C half: ints, no enum members
 import atexit
 import gc
 import operator
 import os
 import random
 import resource
-import signal
 import sys
 import threading
 import time
@@ -41,6 +41,9 @@ from .protocol import SUITE_DIR, TRUSTED_DIR, TRUSTED_UID
 #: How long threads of a job (its candidate's output readers) get to end after the reset.
 THREADS_GRACE_S = 1.0
 _RLIMITS = tuple(getattr(resource, n) for n in dir(resource) if n.startswith("RLIMIT_"))
+#: Signal numbers as plain ints: `signal.valid_signals` and `signal.getsignal` build an enum
+#: member for each, which cost more than the rest of `_state` together.
+_SIGNALS = tuple(sorted(_signal.valid_signals()))
 
 
 def _namespaces() -> list[tuple[str, object, dict[str, Any]]]:
@@ -90,7 +93,7 @@ def _state() -> dict[str, object]:
         "working directory": os.getcwd(),
         "warning filters": list(warnings.filters) if warnings is not None else None,  # type: ignore[attr-defined]
         "exit handlers": atexit._ncallbacks(),  # noqa: SLF001 - the only way to count them
-        "signal handlers": [signal.getsignal(s) for s in sorted(signal.valid_signals())],
+        "signal handlers": [_signal.getsignal(s) for s in _SIGNALS],
         "resource limits": [resource.getrlimit(r) for r in _RLIMITS],
         "priority": (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0)),
         "umask": _umask(),

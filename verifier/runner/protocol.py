@@ -27,6 +27,7 @@ the host uses any of it, and every string is made valid Unicode.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -66,6 +67,7 @@ _SYSLOG_READ_ALL = 3
 _GVISOR_LOG = b"Starting gVisor..."
 
 
+@functools.cache
 def observed_kernel() -> str:
     """The kernel this process runs on, as it observes it: "gvisor" or "linux".
 
@@ -74,7 +76,8 @@ def observed_kernel() -> str:
     (Docker's seccomp profile and dmesg_restrict refuse it), and which never holds that line.
     So a sandbox named gVisor that is really runc (a `runsc` registered pointing at runc)
     reports "linux", whatever the host asked for. The environment (`KERNEL_ENV`) is what the
-    host asked, never the evidence of what ran.
+    host asked, never the evidence of what ran. Observed once per process: a process's kernel
+    does not change under it.
     """
     import ctypes
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import fcntl
+import functools
 import json
 import os
 import select
@@ -107,17 +108,23 @@ class CandidateRaised(Exception):
     """The candidate raised an exception with no builtin base class we could map to."""
 
 
+@functools.cache
+def _oom_file() -> str | None:
+    """The first of OOM_FILES this container has (cgroups v1 or v2), found once per process."""
+    return next((path for path in OOM_FILES if os.path.exists(path)), None)
+
+
 def oom_kills() -> int:
     """The container's count of processes killed for memory so far, or -1 when unknown."""
-    for path in OOM_FILES:
-        try:
-            with open(path) as fh:
-                for line in fh:
-                    key, _, value = line.partition(" ")
-                    if key == "oom_kill":
-                        return int(value)
-        except OSError:
-            continue
+    path = _oom_file()
+    try:
+        with open(path or OOM_FILES[0]) as fh:
+            for line in fh:
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+    except OSError:
+        pass
     return -1
 
 
