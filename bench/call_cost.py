@@ -33,10 +33,13 @@ class Box:
 def box():
     return Box()
 """
+_SUITE = (
+    "from solution import echo, box\n\ndef test_calls():\n    b = box()\n    for i in range({{n}}):\n        {body}\n"
+)
 SUITES = {
-    "none": "from solution import echo, box\n\ndef test_calls():\n    b = box()\n    for i in range({n}):\n        pass\n",
-    "plain": "from solution import echo, box\n\ndef test_calls():\n    b = box()\n    for i in range({n}):\n        assert echo(i) == i\n",
-    "handle": "from solution import echo, box\n\ndef test_calls():\n    b = box()\n    for i in range({n}):\n        assert b.echo(i) == i\n",
+    "none": _SUITE.format(body="pass"),
+    "plain": _SUITE.format(body="assert echo(i) == i"),
+    "handle": _SUITE.format(body="assert b.echo(i) == i"),
 }
 
 

@@ -91,8 +91,12 @@ def main() -> int:
                 t = time.monotonic()
                 warm.check(good, suite)
                 spaced.append(time.monotonic() - t)
-        report[name] = {"cold": cold, "fresh_pool_back_to_back": pooled, "fresh_pool_spaced_p50_s": p50(spaced),
-                        "ratio_spaced_to_cold": round(p50(spaced) / cold["p50_s"], 3)}
+        report[name] = {
+            "cold": cold,
+            "fresh_pool_back_to_back": pooled,
+            "fresh_pool_spaced_p50_s": p50(spaced),
+            "ratio_spaced_to_cold": round(p50(spaced) / cold["p50_s"], 3),
+        }
         print(name, json.dumps(report[name]), file=sys.stderr)
     out = HERE / "results" / f"check-latency-{time.strftime('%Y%m%dT%H%M%S')}.json"
     out.write_text(json.dumps(report, indent=2) + "\n")

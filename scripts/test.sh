@@ -8,8 +8,8 @@ source scripts/env.sh
 bash scripts/ensure-docker.sh
 verifier image build
 echo "== ruff"
-ruff check verifier tests examples
-ruff format --check verifier tests examples
+ruff check verifier tests examples bench
+ruff format --check verifier tests examples bench
 echo "== mypy"
 mypy
 echo "== pytest"
