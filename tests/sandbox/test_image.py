@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import docker.errors
 import pytest
 
 from verifier.sandbox import image
@@ -30,3 +31,41 @@ def test_apt_mirror_is_read_from_host_sources() -> None:
 def test_built_image_carries_its_recipe_digest(docker_client: object, sandbox_image: str) -> None:
     labels = docker_client.api.inspect_image(sandbox_image)["Config"]["Labels"]  # type: ignore[attr-defined]
     assert labels[image.LABEL_RECIPE] == image.recipe_digest()
+
+
+def _derive(client: object, base: str, tag: str, labels: dict[str, str], tmp_path: Path) -> str:
+    """An image FROM `base` with `labels` (metadata only: no layer is built)."""
+    ctx = tmp_path / tag.replace(":", "-")
+    ctx.mkdir()
+    (ctx / "Dockerfile").write_text(f"FROM {base}\n")
+    return image.build_image(client, path=ctx, tag=tag, labels=labels)  # type: ignore[arg-type]
+
+
+@pytest.mark.docker
+def test_prune_removes_superseded_images_and_what_was_built_on_them(
+    docker_client: object, sandbox_image: str, tmp_path: Path
+) -> None:
+    """An older recipe's image and a review environment built on it are both removed (while the
+    environment exists, the base is only untagged and its layers stay); the current image and an
+    environment built on it stay."""
+    api = docker_client.api  # type: ignore[attr-defined]
+    repo, env_repo = "verifier-prune-test", "verifier-prune-test-env"
+    current_id = _derive(docker_client, sandbox_image, f"{repo}:current", {"t": "current"}, tmp_path)
+    old_id = _derive(docker_client, sandbox_image, f"{repo}:old", {"t": "old"}, tmp_path)
+    on_old = _derive(docker_client, f"{repo}:old", f"{env_repo}:on-old", {image.LABEL_BUILT_ON: old_id}, tmp_path)
+    on_current = _derive(
+        docker_client, f"{repo}:current", f"{env_repo}:on-current", {image.LABEL_BUILT_ON: current_id}, tmp_path
+    )
+    said: list[str] = []
+    try:
+        image._prune_superseded(docker_client, keep=f"{repo}:current", say=said.append, repo=repo)  # type: ignore[arg-type]
+        present = {img["Id"] for img in api.images(all=True)}
+        assert old_id not in present and on_old not in present  # gone, not merely untagged
+        assert {current_id, on_current} <= present
+        assert f"removed superseded image {repo}:old" in said
+    finally:
+        for ref in (f"{env_repo}:on-current", f"{env_repo}:on-old", f"{repo}:old", f"{repo}:current"):
+            try:
+                api.remove_image(ref)
+            except docker.errors.APIError:  # already removed by the prune
+                pass

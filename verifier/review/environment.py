@@ -31,11 +31,10 @@ from verifier.limits import Limits
 from verifier.review.deps import DependencyError, DependencySpec, normalize
 from verifier.sandbox.backend import SandboxJob
 from verifier.sandbox.docker_engine import DockerBackend
-from verifier.sandbox.image import build_image, recipe_dir
+from verifier.sandbox.image import LABEL_BUILT_ON, build_image, recipe_dir
 
 ENV_REPO = "verifier-review-env"
 LABEL_ENV = "org.verifier.review.env"
-LABEL_BASE = "org.verifier.review.base-image"
 LABEL_PACKAGES = "org.verifier.review.packages"
 #: Bump when the way environments are built changes: old images then no longer match.
 ENV_FORMAT = 1
@@ -166,7 +165,7 @@ def _build(client: docker.DockerClient, ctx: Path, digest: str, base_id: str, pa
         client,
         path=ctx,
         tag=f"{ENV_REPO}:{digest[:16]}",
-        labels={LABEL_ENV: digest, LABEL_BASE: base_id, LABEL_PACKAGES: json.dumps(packages)},
+        labels={LABEL_ENV: digest, LABEL_BUILT_ON: base_id, LABEL_PACKAGES: json.dumps(packages)},
         what="environment image",
     )
 

@@ -33,6 +33,9 @@ from verifier.hashing import tree_sha256
 IMAGE_REPO = "verifier-sandbox"
 BASE_REPO = "verifier-base"
 LABEL_RECIPE = "org.verifier.recipe-digest"
+#: On an image built FROM a sandbox image (a review environment): that sandbox image's id. Such
+#: an image is superseded with its base, and pruned with it.
+LABEL_BUILT_ON = "org.verifier.review.base-image"
 REGISTRY_BASE = "python:3.11-slim-bookworm"
 DEBIAN_SUITE = "bookworm"
 DEBOOTSTRAP_INCLUDE = ("python3",)
@@ -208,20 +211,33 @@ def build_image(
         raise SandboxUnavailable(f"{what} build failed: {exc}") from exc
 
 
-def _prune_superseded(client: docker.DockerClient, *, keep: str, say: Progress) -> None:
-    """Remove sandbox images of older recipes (nothing left behind); images in use stay.
+def _prune_superseded(client: docker.DockerClient, *, keep: str, say: Progress, repo: str = IMAGE_REPO) -> None:
+    """Remove the sandbox images of older recipes (`repo` tags other than `keep`) and the images
+    built on them (review environments), so nothing is left behind; images in use stay.
 
+    While a derived image exists, removing its base only untags the base, and its layers stay
+    on disk. So a derived image whose base is superseded or already gone is removed too (the
+    engine then deletes the untagged base with it), and so is any untagged sandbox image left.
     Set VERIFIER_IMAGE_PRUNE=0 where several checkouts of verifier share one engine (each
     builds the image of its own recipe and must not remove the others').
     """
-    for img in client.api.images(name=IMAGE_REPO):
-        tags = [t for t in img.get("RepoTags") or [] if t != keep]
-        for old in tags:
-            try:
-                client.api.remove_image(old)
-                say(f"removed superseded image {old}")
-            except docker.errors.APIError:
-                pass  # in use by a container, or already gone
+    api = client.api
+    old = {img["Id"]: [t for t in img.get("RepoTags") or [] if t != keep] for img in api.images(name=repo)}
+    old = {image_id: tags for image_id, tags in old.items() if tags}
+    present = {img["Id"] for img in api.images(all=True)}
+    doomed: list[str] = []
+    for img in api.images(filters={"label": LABEL_BUILT_ON}):
+        base = (img.get("Labels") or {}).get(LABEL_BUILT_ON)
+        if base in old or base not in present:
+            doomed += [t for t in img.get("RepoTags") or [] if t != "<none>:<none>"] or [img["Id"]]
+    doomed += [tag for tags in old.values() for tag in tags]
+    doomed += [img["Id"] for img in api.images(filters={"dangling": True, "label": LABEL_RECIPE})]
+    for ref in doomed:
+        try:
+            api.remove_image(ref)
+            say(f"removed superseded image {ref}")
+        except docker.errors.APIError:
+            pass  # in use by a container, or already gone
 
 
 def _download_wheels(dest: Path, say: Progress) -> None:
