@@ -44,6 +44,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+#: The command under test: on PATH, or beside this interpreter (a venv that is not activated).
+VERIFIER = shutil.which("verifier") or str(Path(sys.executable).with_name("verifier"))
 sys.path.insert(0, str(HERE.parent))
 
 from bench.humaneval_speed import sample_set  # noqa: E402
@@ -91,7 +93,7 @@ def verdicts(results: Path) -> list[bool]:
 
 
 def run_set(name: str, samples: list[dict[str, Any]], workers: int, timeout: float, repeat: int) -> dict[str, Any]:
-    verifier = shutil.which("verifier") or "verifier"
+    verifier = VERIFIER
     with tempfile.TemporaryDirectory(prefix=f"batch-{name}-") as tmp:
         ours_path, ref_path = Path(tmp) / "ours.jsonl", Path(tmp) / "reference.jsonl"
         write(ours_path, samples)
@@ -136,7 +138,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=5.0)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    subprocess.run([shutil.which("verifier") or "verifier", "image", "build"], check=True, capture_output=True)
+    subprocess.run([VERIFIER, "image", "build"], check=True, capture_output=True)
     base = with_loops(sample_set(he.load_problems()))
     no_loops = [s for s in base if s["kind"] != "loop"]
     sets = {

@@ -28,11 +28,13 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+#: The command under test: on PATH, or beside this interpreter (a venv that is not activated).
+VERIFIER = shutil.which("verifier") or str(Path(sys.executable).with_name("verifier"))
 EXAMPLE = HERE.parent / "examples" / "find_duplicates"
 
 
 def one(candidate: Path, suite: Path) -> dict[str, Any]:
-    verifier = shutil.which("verifier") or "verifier"
+    verifier = VERIFIER
     started = time.monotonic()
     done = subprocess.run(
         [verifier, "check", str(candidate), "--suite", str(suite), "--json"],
@@ -87,7 +89,7 @@ def main() -> int:
     parser.add_argument("--suite", type=Path, default=EXAMPLE / "suite")
     args = parser.parse_args()
     cores = os.cpu_count() or 1
-    subprocess.run([shutil.which("verifier") or "verifier", "image", "build"], check=True, capture_output=True)
+    subprocess.run([VERIFIER, "image", "build"], check=True, capture_output=True)
     alone = one(args.candidate, args.suite)
     waves = []
     for factor in (int(f) for f in args.factors.split(",")):
