@@ -46,25 +46,36 @@ def test_prune_removes_superseded_images_and_what_was_built_on_them(
     docker_client: object, sandbox_image: str, tmp_path: Path
 ) -> None:
     """An older recipe's image and a review environment built on it are both removed (while the
-    environment exists, the base is only untagged and its layers stay); the current image and an
-    environment built on it stay."""
+    environment exists, the base is only untagged and its layers stay), and so is an older base
+    of ours; the current image, its base and an environment built on it stay."""
     api = docker_client.api  # type: ignore[attr-defined]
-    repo, env_repo = "verifier-prune-test", "verifier-prune-test-env"
-    current_id = _derive(docker_client, sandbox_image, f"{repo}:current", {"t": "current"}, tmp_path)
-    old_id = _derive(docker_client, sandbox_image, f"{repo}:old", {"t": "old"}, tmp_path)
+    repo, env_repo, base_repo = "verifier-prune-test", "verifier-prune-test-env", "verifier-prune-test-base"
+    base_id = _derive(docker_client, sandbox_image, f"{base_repo}:current", {"t": "base"}, tmp_path)
+    old_base_id = _derive(docker_client, sandbox_image, f"{base_repo}:old", {"t": "old base"}, tmp_path)
+    current_id = _derive(docker_client, f"{base_repo}:current", f"{repo}:current", {"t": "current"}, tmp_path)
+    old_id = _derive(docker_client, f"{base_repo}:old", f"{repo}:old", {"t": "old"}, tmp_path)
     on_old = _derive(docker_client, f"{repo}:old", f"{env_repo}:on-old", {image.LABEL_BUILT_ON: old_id}, tmp_path)
     on_current = _derive(
         docker_client, f"{repo}:current", f"{env_repo}:on-current", {image.LABEL_BUILT_ON: current_id}, tmp_path
     )
     said: list[str] = []
     try:
-        image._prune_superseded(docker_client, keep=f"{repo}:current", say=said.append, repo=repo)  # type: ignore[arg-type]
+        image._prune_superseded(
+            docker_client,  # type: ignore[arg-type]
+            keep=f"{repo}:current",
+            say=said.append,
+            keep_base=f"{base_repo}:current",
+            repo=repo,
+            base_repo=base_repo,
+        )
         present = {img["Id"] for img in api.images(all=True)}
-        assert old_id not in present and on_old not in present  # gone, not merely untagged
-        assert {current_id, on_current} <= present
+        assert not {old_id, on_old, old_base_id} & present  # gone, not merely untagged
+        assert {base_id, current_id, on_current} <= present
         assert f"removed superseded image {repo}:old" in said
     finally:
-        for ref in (f"{env_repo}:on-current", f"{env_repo}:on-old", f"{repo}:old", f"{repo}:current"):
+        made = [f"{env_repo}:on-current", f"{env_repo}:on-old"]
+        made += [f"{name}:{which}" for name in (repo, base_repo) for which in ("old", "current")]
+        for ref in made:
             try:
                 api.remove_image(ref)
             except docker.errors.APIError:  # already removed by the prune

@@ -168,7 +168,7 @@ def build(
             say=say,
         )
     if os.environ.get("VERIFIER_IMAGE_PRUNE", "1") != "0":
-        _prune_superseded(client, keep=tag, say=say)
+        _prune_superseded(client, keep=tag, say=say, keep_base=base_image)
     return tag, True
 
 
@@ -211,9 +211,19 @@ def build_image(
         raise SandboxUnavailable(f"{what} build failed: {exc}") from exc
 
 
-def _prune_superseded(client: docker.DockerClient, *, keep: str, say: Progress, repo: str = IMAGE_REPO) -> None:
-    """Remove the sandbox images of older recipes (`repo` tags other than `keep`) and the images
-    built on them (review environments), so nothing is left behind; images in use stay.
+def _prune_superseded(
+    client: docker.DockerClient,
+    *,
+    keep: str,
+    say: Progress,
+    keep_base: str,
+    repo: str = IMAGE_REPO,
+    base_repo: str = BASE_REPO,
+) -> None:
+    """Remove the sandbox images of older recipes (`repo` tags other than `keep`), the images
+    built on them (review environments) and, when `keep` was built on a base of ours
+    (`base_repo`, debootstrapped), that repository's other bases; nothing is left behind.
+    Images in use stay.
 
     While a derived image exists, removing its base only untags the base, and its layers stay
     on disk. So a derived image whose base is superseded or already gone is removed too (the
@@ -232,6 +242,8 @@ def _prune_superseded(client: docker.DockerClient, *, keep: str, say: Progress, 
             doomed += [t for t in img.get("RepoTags") or [] if t != "<none>:<none>"] or [img["Id"]]
     doomed += [tag for tags in old.values() for tag in tags]
     doomed += [img["Id"] for img in api.images(filters={"dangling": True, "label": LABEL_RECIPE})]
+    if keep_base.startswith(f"{base_repo}:"):  # a registry base is the registry's, not ours
+        doomed += [t for img in api.images(name=base_repo) for t in img.get("RepoTags") or [] if t != keep_base]
     for ref in doomed:
         try:
             api.remove_image(ref)
