@@ -117,8 +117,10 @@ def _oom_file() -> str | None:
 def oom_kills() -> int:
     """The container's count of processes killed for memory so far, or -1 when unknown."""
     path = _oom_file()
+    if path is None:
+        return -1
     try:
-        with open(path or OOM_FILES[0]) as fh:
+        with open(path) as fh:
             for line in fh:
                 key, _, value = line.partition(" ")
                 if key == "oom_kill":
