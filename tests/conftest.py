@@ -8,8 +8,10 @@ set (never in CI: VERIFIER_REQUIRE_DOCKER=1 overrides both opt-outs)."""
 from __future__ import annotations
 
 import atexit
+import ipaddress
 import os
 import shutil
+import socket
 import tempfile
 import time
 from collections.abc import Iterator
@@ -119,6 +121,24 @@ def verifier(sandbox_image: str) -> Iterator[object]:
 
     with Verifier(image=sandbox_image, limits=Limits(timeout_s=60)) as v:
         yield v
+
+
+def bridge_address(client: docker.DockerClient) -> str:
+    """This machine's own IPv4 address on Docker's default bridge, for tests that open a listener
+    there and prove a sandbox cannot reach it. The network's IPAM gateway where the engine names
+    one; a freshly started Debian engine names only the subnet, and then the bridge holds
+    Docker's default, the subnet's first host. Either way the address must be one this machine
+    can bind: a probe never targets an address off this machine (the test fails instead)."""
+    configs = client.api.inspect_network("bridge")["IPAM"]["Config"] or []
+    v4 = [c for c in configs if ipaddress.ip_network(c["Subnet"], strict=False).version == 4]
+    assert v4, f"the bridge network has no IPv4 subnet: {configs}"
+    gateway = v4[0].get("Gateway") or str(ipaddress.ip_network(v4[0]["Subnet"], strict=False)[1])
+    with socket.socket() as probe:
+        try:
+            probe.bind((gateway, 0))
+        except OSError as exc:
+            pytest.fail(f"the Docker bridge address {gateway} is not an address of this machine ({exc})")
+    return gateway
 
 
 #: When this test session started: containers made before it are not its leftovers (on an

@@ -18,6 +18,7 @@ import docker
 import docker.errors
 import pytest
 
+from tests.conftest import bridge_address
 from verifier.agents.docker_sandbox import AGENT_UID, LABEL_AGENT_SANDBOX, DockerSandbox
 from verifier.agents.sandbox_limits import AgentSandboxLimits
 from verifier.errors import ImageNotFound, SandboxUnavailable
@@ -73,24 +74,28 @@ def test_output_comes_merged_in_order_with_the_exit_code(box: DockerSandbox) -> 
     assert box.execute("cat").output == ""  # no stdin: a command that reads it does not hang
 
 
-def test_the_network_is_unreachable(box: DockerSandbox, docker_client: docker.DockerClient) -> None:
+def test_the_network_is_unreachable(box: DockerSandbox, docker_client: docker.DockerClient, sandbox_image: str) -> None:
     """Only loopback inside; a listener this test opens on the host's Docker bridge cannot be reached."""
-    gateway = docker_client.api.inspect_network("bridge")["IPAM"]["Config"][0]["Gateway"]
-    listener = socket.socket()
-    listener.bind(("0.0.0.0", 0))
-    listener.listen()
+    address = bridge_address(docker_client)
+    listener = socket.create_server((address, 0))
     listener.settimeout(0)
     port = listener.getsockname()[1]
+    probe = (
+        "import socket\n"
+        f"try:\n    socket.create_connection(({address!r}, {port}), timeout=3)\n    print('reached')\n"
+        "except OSError as exc:\n    print('unreachable', exc.errno)\n"
+    )
     try:
-        interfaces = box.execute("tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '").output.split()
-        probe = (
-            "import socket\n"
-            f"try:\n    socket.create_connection(({gateway!r}, {port}), timeout=3)\n    print('reached')\n"
-            "except OSError as exc:\n    print('unreachable', exc.errno)\n"
+        # Control: from a container on the bridge the same probe connects, so the probe works.
+        control = docker_client.containers.run(
+            sandbox_image, ["python3", "-c", probe], network_mode="bridge", remove=True
         )
+        assert control.startswith(b"reached"), control
+        listener.accept()[0].close()
+        interfaces = box.execute("tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '").output.split()
         done = box.execute(f"python3 -c {_quote(probe)}")
         with pytest.raises(BlockingIOError):
-            listener.accept()  # nobody came
+            listener.accept()  # nobody came from the sandbox
     finally:
         listener.close()
     assert interfaces == ["lo"]

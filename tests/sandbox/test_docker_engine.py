@@ -3,7 +3,6 @@ under every container runtime (the `runtime` fixture: runc and gVisor)."""
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import socket
 import subprocess
@@ -15,7 +14,7 @@ import time
 import docker
 import pytest
 
-from tests.conftest import leftover_containers
+from tests.conftest import bridge_address, leftover_containers
 from verifier.limits import Limits, MiB
 from verifier.sandbox.backend import RawRun, SandboxJob
 from verifier.sandbox.docker_engine import DockerBackend
@@ -32,14 +31,6 @@ def run_py(image: str, code: str, runtime: str = "runc", **limits: object) -> Ra
     )
     with DockerBackend() as backend:
         return backend.run(job)
-
-
-def bridge_gateway(client: docker.DockerClient) -> str:
-    """This machine's own address on the Docker bridge (the default network's gateway)."""
-    config = client.networks.get("bridge").attrs["IPAM"]["Config"][0]
-    if config.get("Gateway"):
-        return str(config["Gateway"])
-    return str(ipaddress.ip_network(config["Subnet"])[1])  # Docker's default: the first address
 
 
 class Listener:
@@ -106,7 +97,7 @@ def test_only_loopback_and_no_route(sandbox_image: str, runtime: str) -> None:
 def test_listener_on_this_machine_is_unreachable(
     sandbox_image: str, docker_client: docker.DockerClient, runtime: str
 ) -> None:
-    gateway = bridge_gateway(docker_client)
+    gateway = bridge_address(docker_client)
     listener = Listener(gateway)
     try:
         # Control: with a network the same probe does connect, so the probe itself works.
