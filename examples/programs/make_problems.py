@@ -192,6 +192,9 @@ def _primes_inputs(rng: random.Random) -> list[str]:
     out = [lines(1, 1), lines(1, 2), lines(3, "10 100 1000"), lines(2, "0 29")]
     for q, top in ((5, 10**3), (10, 10**4), (20, 10**5), (5, 3 * 10**5), (3, 10**6), (1, 10**6)):
         out.append(lines(q, " ".join(str(rng.randint(0, top)) for _ in range(q))))
+    # Many queries of one size: a sieve answers them at once; trial division redoes every number
+    # for every query, about 10^3 times the time limit here and far beyond it on any machine.
+    out.append(lines(1000, " ".join(str(rng.randint(4 * 10**5, 5 * 10**5)) for _ in range(1000))))
     return out
 
 
@@ -244,7 +247,7 @@ problem(
             "for q in map(int, sys.stdin.read().split()[1:]):\n"
             "    print(sum(is_prime(k) for k in range(q + 1)))\n",
             "timeout",
-            "trial division for every number: too slow for n = 10^6",
+            "trial division of every number for every query: 10^3 queries near 5 * 10^5 take ~10^3 times the limit",
         )
     ],
 )
