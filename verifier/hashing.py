@@ -17,6 +17,17 @@ def tree_sha256(files: Mapping[str, bytes]) -> str:
 
     Each entry is length-prefixed, so no two different trees share a digest by
     concatenation tricks.
+
+    The paths must be a canonical tree (`verifier.runner.trees`, docs/architecture.md): normalised
+    relative POSIX paths in Unicode NFC, with no empty, `.` or `..` component, no backslash,
+    control or invisible character, no name ending in a space or a dot, no two paths that are one
+    file on a case-insensitive or normalising disk, no path that is both a file and a folder, no
+    module defined twice (`m.py` and a folder `m/` of Python files), no compiled code, and every
+    name and path short enough for the sandbox to create. Then each file in the digest is
+    exactly one file the sandbox writes, and no two trees that deploy alike hash apart. A
+    candidate folder is refused, never repaired, before it is hashed when it is not canonical
+    (`verifier.inputs.canonical_tree`, run whenever a `Candidate` is made); a suite is read from
+    a folder on disk, which gives each file one path.
     """
     h = hashlib.sha256()
     for path in sorted(files):

@@ -1,20 +1,31 @@
 """The candidate: its bytes and their digest, checked before anything runs. Never executed here.
 
 A candidate is one file (the module the suite imports, `solution` by default) or a folder of
-modules (a package, or several top-level modules; the tests import them by their own names).
-Its digest, `candidate_sha256`, is the SHA-256 of the file's bytes, or for a folder the tree
-digest of `verifier.hashing.tree_sha256`: over the files sorted by relative POSIX path, each
-path and each content prefixed with its length as 8 big-endian bytes. No modes, times or
-owners enter it, so the same files give the same digest on every machine.
+modules (a package, or several top-level modules). The tests may import only the modules the
+suite declares (`modules`, else `module`, in suite.toml: `Candidate.importable`); the folder's
+other modules are its own, importable from its own code. Its digest, `candidate_sha256`, is the
+SHA-256 of the file's bytes, or for a folder the tree digest of `verifier.hashing.tree_sha256`:
+over the files sorted by relative POSIX path, each path and each content prefixed with its
+length as 8 big-endian bytes. No modes, times or owners enter it, so the same files give the
+same digest on every machine.
+
+A folder has one canonical form (`verifier.runner.trees`: normalised relative POSIX paths in
+NFC, no `.`/`..`/empty component, no backslash, control or invisible character, no two paths
+that are one file on a case-insensitive disk, no file that is also a folder, no module defined
+twice, no compiled code, every name one the sandbox can create). Every way a folder enters
+(`from_path`, `from_files`, `Candidate(tree=...)`, an agent's state) goes through it when the
+`Candidate` is made, before anything is hashed: a tree that is not canonical is refused, never
+repaired, so the digest is always over exactly the files the sandbox writes.
 
 A refusal is bound to content too: `InvalidInput.sha256` names the refused bytes whenever
-there were bytes to read (an empty file, invalid UTF-8, a NUL byte, a file over the limit).
+there were bytes to read (an empty file, invalid UTF-8, a NUL byte, a file over the limit; for
+a folder refused for its paths, the same tree digest over the paths as given).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -22,6 +33,7 @@ from typing import Literal
 from verifier.errors import InvalidInput
 from verifier.hashing import sha256_bytes, tree_sha256
 from verifier.runner.protocol import module_names
+from verifier.runner.trees import shown, tree_problem
 
 MAX_CANDIDATE_BYTES = 1024**2
 #: A candidate folder: at most this many files, this many bytes in all.
@@ -101,14 +113,55 @@ def _read_tree(root: Path) -> dict[str, bytes]:
     return {rel: p.read_bytes() for rel, p in paths}
 
 
+def _raw_tree_sha256(tree: Mapping[str, bytes]) -> str:
+    """`tree_sha256` over paths as given (a refused tree's, whose paths may not even be UTF-8)."""
+    h = hashlib.sha256()
+    for path in sorted(tree):
+        name = path.encode("utf-8", "surrogatepass")
+        data = tree[path]
+        h.update(len(name).to_bytes(8, "big") + name + len(data).to_bytes(8, "big") + data)
+    return h.hexdigest()
+
+
+def canonical_tree(tree: Mapping[str, bytes | bytearray | str], label: str = "<files>") -> dict[str, bytes]:
+    """A copy of `tree` (str contents as UTF-8) when it is canonical (`verifier.runner.trees`);
+    else InvalidInput naming what was refused (trusted words), with the path as untrusted detail
+    and the digest of the tree as given."""
+    files: dict[str, bytes] = {}
+    for path, data in tree.items():
+        if not isinstance(path, str):
+            raise TypeError(f"a candidate folder's paths are str, not {type(path).__name__}")
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogatepass")
+        elif not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"a candidate folder's contents are bytes or str, not {type(data).__name__}")
+        files[path] = bytes(data)
+    problem = tree_problem(files)
+    if problem is not None:
+        why, paths = problem
+        raise InvalidInput(
+            f"candidate folder {label} is refused: it has {why}",
+            sha256=_raw_tree_sha256(files),
+            detail_untrusted=shown(paths),
+        )
+    return files
+
+
 @dataclass(frozen=True)
 class Candidate:
     """The code to verify, as bytes: one file (`source`) or a folder (`tree`, relative POSIX
-    path -> bytes). Build one with `from_path`, `from_text`, `from_bytes` or `from_files`."""
+    path -> bytes). Build one with `from_path`, `from_text`, `from_bytes` or `from_files`.
+
+    A folder is made canonical when the Candidate is made (a copy, checked by `canonical_tree`):
+    a tree that is not canonical raises InvalidInput here, before anything is hashed."""
 
     source: bytes = b""
     label: str = "<source>"
     tree: Mapping[str, bytes] | None = field(default=None, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.tree is not None:
+            object.__setattr__(self, "tree", canonical_tree(self.tree, self.label))
 
     @property
     def kind(self) -> Literal["file", "tree"]:
@@ -124,22 +177,23 @@ class Candidate:
         return {f"{module}.py": self.source} if self.tree is None else dict(self.tree)
 
     def modules(self, module: str) -> list[str]:
-        """The modules the tests may import: `module` for a single file, every module of a folder."""
+        """Every module of the candidate: `module` for a single file, every module of a folder."""
         return [module] if self.tree is None else module_names(list(self.tree))
+
+    def importable(self, module: str, declared: Sequence[str]) -> list[str]:
+        """The modules the tests may import (proxied on the trusted side, imported first in the
+        candidate's process): `module` for a single file (the name it is imported as); for a
+        folder, each `declared` module it has and the modules inside a declared package (sorted).
+        The folder's other modules are importable from the candidate's own code only."""
+        if self.tree is None:
+            return [module]
+        return [m for m in self.modules(module) if any(m == d or m.startswith(d + ".") for d in declared)]
 
     @classmethod
     def from_files(cls, files: Mapping[str, bytes | str], label: str = "<files>") -> Candidate:
-        """A candidate folder from memory (relative POSIX paths; str contents are UTF-8)."""
-        tree = {}
-        for path, data in files.items():
-            rel = path.strip("/")
-            if not rel or ".." in rel.split("/") or "\x00" in rel or "\\" in rel or not _encodes(rel):
-                raise InvalidInput(
-                    f"candidate {label}: refusing a path (empty, '..', a NUL, a backslash, or not UTF-8)",
-                    detail_untrusted=f"the path: {path[:200]!r}",
-                )
-            tree[rel] = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
-        return cls(label=label, tree=tree)
+        """A candidate folder from memory (canonical relative POSIX paths, see `canonical_tree`;
+        str contents are UTF-8). Raises InvalidInput for a tree that is not canonical."""
+        return cls(label=label, tree=canonical_tree(files, label))
 
     @classmethod
     def from_bytes(cls, data: bytes, label: str = "<source>") -> Candidate:

@@ -20,6 +20,7 @@ from verifier.limits import Limits, MiB
 from verifier.runner.cases import CaseError, check_checker_source, load_cases
 from verifier.runner.protocol import ProgramConfig
 from verifier.runner.suite_files import is_test_file
+from verifier.runner.trees import reserved
 
 MAX_SUITE_BYTES = 8 * 1024**2
 MANIFEST = "suite.toml"
@@ -137,6 +138,7 @@ class Manifest(BaseModel):
     def _identifier(cls, value: str) -> str:
         if not value.isidentifier():
             raise ValueError("must be a Python identifier")
+        _not_reserved(value)
         return value
 
     @field_validator("modules")
@@ -145,6 +147,7 @@ class Manifest(BaseModel):
         for name in value or []:
             if not all(part.isidentifier() for part in name.split(".")):
                 raise ValueError(f"{name!r} is not a module name")
+            _not_reserved(name)
         return value
 
     @field_validator("limits")
@@ -160,6 +163,13 @@ class Manifest(BaseModel):
             key = ".".join(str(part) for part in first["loc"])
             raise ValueError(f"{key}: {first['msg']} (got {first.get('input')!r})") from None
         return value
+
+
+def _not_reserved(name: str) -> None:
+    """A candidate's module may not take a name of the sandbox's (verifier.runner.trees)."""
+    whose = reserved(name.split(".")[0])
+    if whose is not None:
+        raise ValueError(f"{name!r} is named like {whose}: the candidate may not replace it")
 
 
 def _explain(error: ValidationError, where: str) -> str:
@@ -203,6 +213,12 @@ class Suite:
     @property
     def module(self) -> str:
         return self.manifest.module
+
+    @property
+    def declared_modules(self) -> list[str]:
+        """The candidate's modules the tests may import: `modules`, else `module` (suite.toml).
+        A candidate folder's other modules are importable from its own code only."""
+        return list(self.manifest.modules or [self.manifest.module])
 
     @property
     def runner(self) -> Literal["pytest", "direct"]:

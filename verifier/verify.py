@@ -28,6 +28,7 @@ from verifier.evidence import (
 from verifier.hashing import evidence_id
 from verifier.inputs import Candidate
 from verifier.limits import Limits
+from verifier.runner import trees
 from verifier.runner.protocol import (
     OVERLOAD_FACTOR,
     RESULT_OVERHEAD_BYTES,
@@ -206,11 +207,10 @@ class Verifier:
         fields.candidate_kind = cand.kind
         if loaded.kind == "program" and cand.kind == "tree":
             return fields.closed(Status.INVALID_INPUT, "a program suite runs one file: pass the program, not a folder")
-        missing = [m for m in loaded.manifest.modules or [] if m not in cand.modules(loaded.module)]
-        if missing:
-            reason = f"the candidate has no module {missing[0]!r}, which the suite imports"
-            failure = Failure(test_id="<candidate>", kind=FailureKind.IMPORT_ERROR, message=reason)
-            return fields.closed(Status.ERROR, reason, failures=[failure])
+        try:
+            _check_fits(cand, loaded, limits)
+        except InvalidInput as exc:
+            return fields.closed(Status.INVALID_INPUT, str(exc), failures=_refused(exc))
         syntax = cand.syntax_error()
         if syntax is not None:
             where, what = syntax
@@ -221,6 +221,11 @@ class Verifier:
                 detail_untrusted=what,
             )
             return fields.closed(Status.ERROR, f"the candidate has a syntax error at {where}", failures=[failure])
+        missing = [m for m in loaded.declared_modules if m not in cand.modules(loaded.module)]
+        if missing:
+            reason = f"the candidate has no module {missing[0]!r}, which the suite imports"
+            failure = Failure(test_id="<candidate>", kind=FailureKind.IMPORT_ERROR, message=reason)
+            return fields.closed(Status.ERROR, reason, failures=[failure])
         nonce = secrets.token_hex(16)
         try:
             raw = self.backend.run(self._job(cand, loaded, limits, nonce))
@@ -267,6 +272,7 @@ class Verifier:
         )
         # The host's own deadline comes after the runner's backstop, so the runner (which can
         # tell a busy host from a slow candidate) normally decides; this kill is the last resort.
+        modules = cand.importable(suite.module, suite.declared_modules)
         host_limits = limits.model_copy(
             update={
                 "timeout_s": max(limits.timeout_s, limits.call_timeout_s) * OVERLOAD_FACTOR + HOST_GRACE_S,
@@ -277,13 +283,16 @@ class Verifier:
             image=self.image,
             command=launch_command(1, "pytest,hypothesis" if (suite.kind, suite.runner) == ("tests", "pytest") else ""),
             limits=host_limits,
-            stdin=encode_job(nonce, cand.modules(suite.module), cand.files(suite.module), suite.files, config),
+            stdin=encode_job(nonce, modules, cand.files(suite.module), suite.files, config),
             mode="launcher",
         )
 
-    def fail_closed(self, status: Status, reason: str) -> Evidence:
-        """Evidence with ok=false for a verification that could not run (e.g. a tool's own failure)."""
-        return _Fields(self, time.monotonic()).closed(status, reason)
+    def fail_closed(self, status: Status, reason: str, *, candidate_sha256: str = "") -> Evidence:
+        """Evidence with ok=false for a verification that could not run (e.g. a tool's own failure,
+        or a candidate refused before it was made: `candidate_sha256` then names its bytes)."""
+        fields = _Fields(self, time.monotonic())
+        fields.candidate_sha256 = candidate_sha256
+        return fields.closed(status, reason)
 
 
 class _Fields:
@@ -334,6 +343,36 @@ class _Fields:
             or len(verdict.output) > MAX_UNTRUSTED_CHARS,
             verifier_version=__version__,
             **extra,
+        )
+
+
+def _check_fits(cand: Candidate, suite: Suite, limits: Limits) -> None:
+    """InvalidInput (naming the candidate's digest) when the sandbox could not set the candidate
+    up: a folder's module named like one of the sandbox's or the suite's (`trees.module_conflict`),
+    a file over the sandbox's file size limit, or files that do not fit its scratch space. Checked
+    here, so that the candidate's own files never make a set-up fail in the sandbox (ours)."""
+    files = cand.files(suite.module)
+
+    def refuse(why: str, *paths: str) -> InvalidInput:
+        detail = trees.shown(paths) if paths else ""
+        return InvalidInput(f"candidate {cand.label} is refused: {why}", sha256=cand.sha256, detail_untrusted=detail)
+
+    if cand.tree is not None:
+        conflict = trees.module_conflict(cand.tree, suite.files, suite.declared_modules)
+        if conflict is not None:
+            raise refuse(conflict[0], *conflict[1])
+    biggest = max(files, key=lambda p: len(files[p]))
+    if len(files[biggest]) > limits.file_size_bytes:
+        raise refuse(
+            f"a file of {len(files[biggest])} bytes is over the sandbox's file size limit "
+            f"({limits.file_size_bytes} bytes, file_size_bytes)",
+            *([biggest] if cand.tree is not None else []),
+        )
+    needed = trees.footprint(files)
+    if needed > limits.scratch_bytes:
+        raise refuse(
+            f"its files take {needed // 1024} KiB of the sandbox's {limits.scratch_bytes // 1024} KiB "
+            "scratch space (scratch_bytes)"
         )
 
 

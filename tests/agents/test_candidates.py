@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
@@ -104,10 +106,9 @@ def test_grader_state_binds_candidate_and_pass() -> None:
     assert missing["candidate_source"] is None and "StateFile" in missing["candidate_missing"]
 
 
-def test_a_folder_in_the_file_state_is_a_multi_file_candidate() -> None:
+def test_a_folder_in_the_file_state_is_a_multi_file_candidate(tmp_path: Path) -> None:
     import io
 
-    from tests.conftest import SUITE
     from verifier import Candidate, Verifier
     from verifier.agents.candidates import StateFiles
     from verifier.agents.tools import make_run_test_suite
@@ -132,7 +133,13 @@ def test_a_folder_in_the_file_state_is_a_multi_file_candidate() -> None:
         jobs.append(job)
         return answer(job)
 
-    tool = make_run_test_suite(SUITE, verifier=Verifier(backend=FakeBackend(handler), image="x"), cache=False)
+    suite = tmp_path / "suite"  # the tests may import the modules the suite declares (a package: all of it)
+    suite.mkdir()
+    (suite / "suite.toml").write_text('modules = ["shapes"]\n')
+    (suite / "test_area.py").write_text(
+        "from shapes.area import square\n\n\ndef test_square():\n    assert square(3) == 9\n"
+    )
+    tool = make_run_test_suite(suite, verifier=Verifier(backend=FakeBackend(handler), image="x"), cache=False)
     ev = tool.verify(None, state)
     assert ev.ok and ev.candidate_kind == "tree" and ev.candidate_sha256 == state["candidate_sha256"]
     header, candidate, _ = read_job(io.BytesIO(jobs[0].stdin))  # type: ignore[misc]

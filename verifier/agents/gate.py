@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from verifier.agents.recorder import ToolCall
+from verifier.errors import InvalidInput
 from verifier.inputs import candidate_from
 
 
@@ -46,7 +47,10 @@ def decide(
     if grading_run_id is None and evaluations:
         grading_run_id = str(evaluations[-1]["grading_run_id"])
     run = sorted((e for e in evaluations if e.get("grading_run_id") == grading_run_id), key=lambda e: e["iteration"])
-    sha = candidate_from(final_candidate).sha256 if final_candidate is not None else None
+    try:
+        sha = candidate_from(final_candidate).sha256 if final_candidate is not None else None
+    except InvalidInput as exc:  # a folder refused for its paths: no candidate to accept
+        sha, no_candidate_reason = None, no_candidate_reason or str(exc)
 
     def reject(reason: str, verdict: str | None = None) -> Decision:
         if sha is None and no_candidate_reason and "no final candidate" not in reason:

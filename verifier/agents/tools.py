@@ -170,7 +170,10 @@ class EvidenceTool:
             ev = self.verifier.fail_closed(Status.INVALID_INPUT, f"nothing to verify: {missing}")
             ev = ev.model_copy(update={"failures": _untrusted_detail(state.get("candidate_missing_untrusted"))})
         elif self.cache and self.recorder is not None:
-            planned = self.verifier.planned_evidence_id(candidate_from(source), self.suite)
+            try:
+                planned = self.verifier.planned_evidence_id(candidate_from(source), self.suite)
+            except InvalidInput:  # a folder refused for its paths: check below says so
+                planned = None
             hit = self.recorder.evidence(planned) if planned else None
             if hit is not None and is_verdict(hit.status):
                 ev = hit.model_copy(update={"cached": True})
@@ -178,8 +181,8 @@ class EvidenceTool:
             assert source is not None  # no source: fail_closed above
             try:
                 ev = self.verifier.check(candidate_from(source), self.suite)
-            except InvalidInput as exc:  # a folder path refused outright: the agent's input, not our failure
-                ev = self.verifier.fail_closed(Status.INVALID_INPUT, str(exc))
+            except InvalidInput as exc:  # a folder refused for its paths: the agent's input, not our failure
+                ev = self.verifier.fail_closed(Status.INVALID_INPUT, str(exc), candidate_sha256=exc.sha256 or "")
                 ev = ev.model_copy(update={"failures": _untrusted_detail(exc.detail_untrusted)})
             except Exception as exc:  # noqa: BLE001 - a bug or a broken engine must not end the grading run
                 ev = self.verifier.fail_closed(

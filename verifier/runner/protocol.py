@@ -51,6 +51,26 @@ SCRATCH_DIR = "/tmp"
 CANDIDATE_DIR = f"{SCRATCH_DIR}/candidate"
 #: Every place the candidate's uid can write (tmpfs mounts); wiped between tests and jobs.
 CANDIDATE_WRITABLE = (SCRATCH_DIR, "/dev/shm", "/dev/mqueue")
+#: Top-level modules the sandbox image can import beyond `sys.stdlib_module_names`: a candidate
+#: module may not take one of these names (trees.py). The wheels of
+#: sandbox_images/python/requirements.txt (each with every top-level name it installs), the
+#: runner, and what each base's interpreter brings (Debian's python3; python:3.11-slim's pip,
+#: setuptools and wheel). tests/adversarial/test_candidate_trees.py checks it against the built image.
+IMAGE_MODULES = frozenset(
+    {
+        "pytest", "_pytest", "py",  # pytest
+        "pluggy", "iniconfig", "packaging", "pygments",
+        "hypothesis", "_hypothesis_pytestplugin", "_hypothesis_ftz_detector", "_hypothesis_globals",
+        "sortedcontainers",
+        "verifier_runner",
+        # Debian's python3 (the debootstrapped base): its site hook and CPython's test modules
+        "sitecustomize", "_distutils_system_mod", "test", "__hello__", "__phello__", "_ctypes_test",
+        "_testbuffer", "_testcapi", "_testclinic", "_testimportmultiple", "_testinternalcapi",
+        "_testmultiphase", "_xxsubinterpreters", "_xxtestfuzz", "xxlimited", "xxlimited_35",
+        # python:3.11-slim (the registry base)
+        "pip", "setuptools", "pkg_resources", "_distutils_hack", "wheel",
+    }
+)  # fmt: skip
 
 READY = b"VERIFIER-READY"
 RESULT_PREFIX = b"VERIFIER-RESULT "

@@ -24,10 +24,11 @@ import sys
 import time
 from collections.abc import Callable
 
-from . import direct, protocol
+from . import direct, protocol, trees
 from .clock import ChargedClock, sandbox_cpu_s, sandbox_cpus, starved_now
 from .pristine import Pristine
 from .protocol import (
+    IMAGE_MODULES,
     OVERLOAD_FACTOR,
     SUITE_DIR,
     TRUSTED_DIR,
@@ -102,20 +103,11 @@ def run_job(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
     shadowing = [m for m in header.modules if _taken(m)]
     if shadowing:
         # Refused before any test runs: a suite that never touches the candidate must not pass.
-        failed = _failed_run(
-            "import_error",
+        summary = (
             "the candidate has a module named like one the tests themselves use (the standard library, "
-            "pytest, Hypothesis), which it may not replace",
+            "pytest, Hypothesis, the suite's own), which it may not replace"
         )
-        record = FailureRecord(
-            test_id="<candidate>",
-            kind="import_error",
-            summary=failed.failures[0].summary,
-            detail_untrusted=f"module {shadowing[0]!r}",
-        )
-        return JobResult(
-            runner=config.runner, exit_code=1, counts=Counts(), failures=[record], failures_total=1, import_failed=True
-        ), False
+        return _refused(config, summary, f"module {shadowing[0]!r}"), False
     for name in header.modules:
         sys.modules[name] = CandidateModule(name, session)
     if config.uses_hypothesis:
@@ -171,9 +163,30 @@ def run_job(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
 
 
 def _taken(module: str) -> bool:
-    """Whether `module`'s top-level package is one the trusted side can import itself."""
+    """Whether `module`'s top-level package is one the trusted side can import itself, or one the
+    sandbox or the suite folder defines. The host refuses such a candidate before it runs
+    (`trees.module_conflict`, with folded names and the suite's imports too); this is defence in
+    depth, exact names only."""
     top = module.split(".")[0]
-    return top in sys.modules or top in sys.stdlib_module_names or importlib.util.find_spec(top) is not None
+    return (
+        top in sys.modules
+        or top in trees.STDLIB_MODULES
+        or top in IMAGE_MODULES
+        or top in trees.SPECIAL_MODULES
+        or os.path.lexists(os.path.join(SUITE_DIR, top))
+        or os.path.lexists(os.path.join(SUITE_DIR, f"{top}.py"))
+        or importlib.util.find_spec(top) is not None
+    )
+
+
+def _refused(config: protocol.JobConfig, summary: str, detail: str) -> JobResult:
+    """The result of a candidate refused before any test ran (`summary`: trusted words)."""
+    record = FailureRecord(
+        test_id="<candidate>", kind="import_error", summary=protocol.summary_line(summary), detail_untrusted=detail
+    )
+    return JobResult(
+        runner=config.runner, exit_code=1, counts=Counts(), failures=[record], failures_total=1, import_failed=True
+    )
 
 
 def _failed_run(kind: str, summary: str, *, oom: bool = False, error: str | None = None) -> JobResult:
@@ -257,6 +270,10 @@ def _run_here(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
 def _serve_one(
     header: JobHeader, candidate: dict[str, bytes], files: dict[str, bytes], ctl: socket.socket, reaper: Reaper
 ) -> tuple[JobResult, bool]:
+    problem = trees.tree_problem(candidate)
+    if problem is not None:  # the host refuses such a tree before it is hashed; defence in depth
+        why = f"the candidate's folder is not canonical: it has {problem[0]}"
+        return _refused(header.config, why, trees.shown(problem[1])), False
     memfd = os.memfd_create("candidate")
     try:
         view = memoryview(protocol.tree(candidate))
