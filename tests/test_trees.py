@@ -4,6 +4,7 @@ No Docker: the canonicaliser, the module rules and the host's refusals, with a f
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,10 +15,22 @@ from verifier.errors import InvalidInput
 from verifier.inputs import canonical_tree
 from verifier.runner import trees
 from verifier.runner.protocol import IMAGE_MODULES, read_job
+from verifier.sandbox.backend import RawRun, SandboxJob
 from verifier.sandbox.fake import FakeBackend, answer
 from verifier.suite import load_suite, parse_manifest
 
 GOOD = b"def f(x):\n    return x\n"
+
+
+def _recording(jobs: list[SandboxJob]) -> Callable[[SandboxJob], RawRun]:
+    """A fake backend's handler that keeps every job it is sent."""
+
+    def handler(job: SandboxJob) -> RawRun:
+        jobs.append(job)
+        return answer(job)
+
+    return handler
+
 
 #: (name, tree, words of the refusal): each a tree that is not canonical.
 NOT_CANONICAL = [
@@ -73,9 +86,9 @@ def test_the_issues_two_spellings_of_one_file_never_reach_the_sandbox() -> None:
     files, the sandbox one. Refused, with the tree's digest, and no job is sent."""
     from verifier.agents.tools import make_run_test_suite
 
-    jobs: list[object] = []
+    jobs: list[SandboxJob] = []
     tree = {"solution.py": GOOD.decode(), "./solution.py": "def f(x):\n    return 0\n"}
-    with Verifier(backend=FakeBackend(lambda job: jobs.append(job) or answer(job)), image="x") as v:
+    with Verifier(backend=FakeBackend(_recording(jobs)), image="x") as v:
         ev = make_run_test_suite(SUITE, verifier=v, cache=False).verify(None, {"candidate_source": tree})
     assert ev.status is Status.INVALID_INPUT and jobs == []
     assert "'.' component" in ev.reason and ev.candidate_sha256
@@ -175,8 +188,8 @@ def test_the_job_names_only_the_declared_modules(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     suite.mkdir()
     (suite / "test_a.py").write_text("from solution import f\n\n\ndef test_f():\n    assert f(1) == 1\n")
-    jobs = []
-    with Verifier(backend=FakeBackend(lambda job: jobs.append(job) or answer(job)), image="x") as v:
+    jobs: list[SandboxJob] = []
+    with Verifier(backend=FakeBackend(_recording(jobs)), image="x") as v:
         ev = v.check(Candidate.from_files({"solution.py": b"from util import g as f\n", "util.py": GOOD}), suite)
     assert ev.ok, ev.reason
     import io
@@ -195,8 +208,8 @@ def test_a_conflict_is_invalid_input_naming_the_module_and_the_candidates_digest
         "from helpers import reference\nfrom solution import f\n\n\ndef test_f():\n    assert f(1) == reference(1)\n"
     )
     cand = Candidate.from_files({"solution.py": GOOD, "helpers.py": b"def reference(x):\n    return 0\n"})
-    jobs: list[object] = []
-    with Verifier(backend=FakeBackend(lambda job: jobs.append(job) or answer(job)), image="x") as v:
+    jobs: list[SandboxJob] = []
+    with Verifier(backend=FakeBackend(_recording(jobs)), image="x") as v:
         ev = v.check(cand, suite)
     assert ev.status is Status.INVALID_INPUT and jobs == []
     assert ev.candidate_sha256 == cand.sha256
