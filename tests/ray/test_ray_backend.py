@@ -133,18 +133,27 @@ def test_a_killed_actor_leaves_no_container(
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill"])
 def test_an_interrupted_driver_leaves_no_actor_and_no_container(
-    ray_cluster: LocalRayCluster, docker_client: docker.DockerClient, sig: signal.Signals
+    ray_cluster: LocalRayCluster, docker_client: docker.DockerClient, sig: signal.Signals, tmp_path: Path
 ) -> None:
     import subprocess
     import sys
 
+    import ray
+
     root = Path(__file__).resolve().parents[2]
-    cmd = [sys.executable, "-m", "tests.ray.driver", ray_cluster.address, "12", "0.5"]
-    driver = subprocess.Popen(cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    cmd = [sys.executable, "-m", "tests.ray.driver", ray_cluster.address, "24", "0.5"]
+    errors = tmp_path / "driver.err"  # a file, not a pipe nobody drains while the test reads stdout
+    # What a busy raylet sends every driver ("too many worker processes"); Ray prints it on the
+    # driver's stdout, which once broke the reports read below (JSONDecodeError under load).
+    warning = f"WARNING: the test's stand-in for a busy raylet's warning {os.getpid()}-{sig.name}"
+    with errors.open("wb") as err:
+        driver = subprocess.Popen(cmd, cwd=root, stdout=subprocess.PIPE, stderr=err)
     try:
         assert driver.stdout is not None
         started = json.loads(driver.stdout.readline() or "{}")
-        assert "nodes" in started, driver.stderr.read().decode() if driver.stderr else ""
+        assert "nodes" in started, errors.read_text()
+        ray._private.utils.push_error_to_driver(ray._private.worker.global_worker, "worker_pool_large", warning)
+        assert wait_for(lambda: warning in errors.read_text()), "the cluster's message is not on the driver's stderr"
         assert "result" in json.loads(driver.stdout.readline() or "{}")  # a first result: mid-batch
         driver.send_signal(sig)
         out, _ = driver.communicate(timeout=120)
@@ -152,6 +161,7 @@ def test_an_interrupted_driver_leaves_no_actor_and_no_container(
         if driver.poll() is None:
             driver.kill()
     assert driver.returncode != 0 and b'"done"' not in out
+    assert all("result" in json.loads(line) for line in out.splitlines()), out  # stdout: the reports alone
     pids = [n["pid"] for n in started["nodes"]]
     assert len(pids) == 2
     assert wait_for(lambda: named_actors(started["backend"]) == []), "actors left behind"
