@@ -1,0 +1,2 @@
+def sort_by(items, key=None):
+    return sorted(items, key=key)

@@ -1,0 +1,3 @@
+def normalize(values):
+    total = sum(values)
+    return [v / total for v in values]

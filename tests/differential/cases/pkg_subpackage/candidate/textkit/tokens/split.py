@@ -1,0 +1,5 @@
+import re
+
+
+def words(text):
+    return re.findall(r"\w+", text)

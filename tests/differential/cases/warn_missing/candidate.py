@@ -1,0 +1,2 @@
+def old_sum(xs):
+    return sum(xs)
