@@ -339,7 +339,7 @@ def serve(ctl: socket.socket, argv: list[str]) -> None:
         header, candidate, files = job
         result, recycle = _serve_one(header, candidate, files, ctl, reaper)
         last = recycle or served >= max_jobs
-        _write(result_fd, protocol.format_result_line(header.nonce, last, result))
+        _write(result_fd, protocol.format_result_line(header.nonce, last, result, header.config.output_bytes))
         if last:
             break
         # The result goes first: this job's verdict does not depend on the reset, and the host

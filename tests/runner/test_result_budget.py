@@ -1,0 +1,179 @@
+"""The result line's budget (issue 21, section 5): whatever the candidate wrote, raised or made
+its objects say, the runner's result line fits within the host's limit, `output_bytes +
+RESULT_OVERHEAD_BYTES`, and a field cut to fit says so. The worst case is computed from the
+protocol's own constants, so a change to one of them that breaks the sum fails here."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from verifier.runner import protocol
+from verifier.runner.protocol import (
+    CASE_FIELD_JSON,
+    CASE_JSON_BYTES,
+    ERROR_JSON_BYTES,
+    FAILURE_FIELD_JSON,
+    FAILURE_JSON_BYTES,
+    MAX_CASES,
+    MAX_DETAIL,
+    MAX_EXAMPLE,
+    MAX_FAILURES,
+    MAX_LINE,
+    MAX_SUMMARY,
+    MAX_TEST_ID,
+    RESULT_FIXED_JSON_BYTES,
+    RESULT_OVERHEAD_BYTES,
+    CaseRecord,
+    Counts,
+    FailureRecord,
+    JobResult,
+    bounded_result,
+    fit,
+    format_result_line,
+    json_size,
+    parse_result,
+    split_result_line,
+)
+
+#: Characters that cost the most JSON bytes each: beyond the BMP (a surrogate pair, 12 bytes),
+#: a control character and a lone surrogate (6), an invalid byte decoded as U+FFFD (6).
+WORST_CHARS = ["\U0001f600", "\x01", "\ud800", "\ufffd", '"']
+BIG_INT = -(2**63)
+BIG_FLOAT = -1.2345678901234567e-300
+
+
+def worst_text(n: int, char: str) -> str:
+    return char * n
+
+
+def worst_failure(char: str) -> FailureRecord:
+    return FailureRecord(
+        test_id=worst_text(10 * MAX_TEST_ID, char),
+        kind="candidate_died",
+        summary=worst_text(10 * MAX_SUMMARY, char),
+        falsifying_example=worst_text(10 * MAX_EXAMPLE, char),
+        detail_untrusted=worst_text(100 * MAX_DETAIL, char),
+    )
+
+
+def worst_case(char: str) -> CaseRecord:
+    return CaseRecord(
+        name=worst_text(10 * MAX_TEST_ID, char),
+        outcome="output_limit",
+        summary=worst_text(10 * MAX_SUMMARY, char),
+        ran=False,
+        time_s=BIG_FLOAT,
+        cpu_s=BIG_FLOAT,
+        memory_bytes=2**63,
+        exit_code=BIG_INT,
+        signal=BIG_INT,
+        line=BIG_INT,
+        output_line=BIG_INT,
+        expected_line=worst_text(10 * MAX_LINE, char),
+        got_line_untrusted=worst_text(10 * MAX_LINE, char),
+    )
+
+
+def worst_result(char: str, output_bytes: int, *, failures: int = MAX_FAILURES, cases: int = MAX_CASES) -> JobResult:
+    return JobResult(
+        runner="pytest",
+        exit_code=BIG_INT,
+        counts=Counts(2**63, 2**63, 2**63, 2**63, 2**63),
+        failures=[worst_failure(char)] * failures,
+        failures_total=2**63,
+        import_failed=True,
+        calls=2**63,
+        candidate_output=worst_text(output_bytes, char),
+        candidate_output_bytes=2**63,
+        tests_s=BIG_FLOAT,
+        host_wait_s=BIG_FLOAT,
+        sandbox_error=worst_text(10 * MAX_SUMMARY, char),
+        oom=True,
+        kind="program",
+        cases=[worst_case(char)] * cases,
+        kernel="gvisor",
+    )
+
+
+def payload(line: bytes) -> bytes:
+    split = split_result_line(line.rstrip(b"\n"))
+    assert split is not None
+    return split[2]
+
+
+def compact(value: object) -> int:
+    return len(json.dumps(protocol.plain(value), ensure_ascii=True, separators=(",", ":")))
+
+
+def test_the_budget_adds_up() -> None:
+    """The sum the host relies on, from the constants: a record with its text fields at their
+    budgets and its other fields at their largest fits its record's budget, and every record,
+    as many as are allowed, fits in the overhead the host grants beyond the candidate's output."""
+    longest_kind = max(protocol.FAILURE_KINDS, key=len)
+    bare_failure = FailureRecord(test_id="", kind=longest_kind, summary="", falsifying_example="", detail_untrusted="")
+    # each empty text field is '""' in the bare record, and its whole budget (quotes included) in the worst
+    assert compact(bare_failure) - 2 * len(FAILURE_FIELD_JSON) + sum(FAILURE_FIELD_JSON.values()) <= FAILURE_JSON_BYTES
+    bare_case = worst_case("a")
+    bare_case = CaseRecord(
+        **{**vars(bare_case), "name": "", "summary": "", "expected_line": "", "got_line_untrusted": ""}
+    )
+    assert compact(bare_case) - 2 * len(CASE_FIELD_JSON) + sum(CASE_FIELD_JSON.values()) <= CASE_JSON_BYTES
+    bare = worst_result("a", 0, failures=0, cases=0)
+    bare = JobResult(**{**vars(bare), "sandbox_error": "", "candidate_output": ""})
+    # the rest: its own fields, the sandbox error at its budget, and a comma between each record
+    commas = MAX_FAILURES + MAX_CASES
+    assert compact(bare) - 2 + ERROR_JSON_BYTES + commas <= RESULT_FIXED_JSON_BYTES
+    assert (
+        MAX_FAILURES * FAILURE_JSON_BYTES + MAX_CASES * CASE_JSON_BYTES + RESULT_FIXED_JSON_BYTES
+        <= RESULT_OVERHEAD_BYTES
+    )
+
+
+@pytest.mark.parametrize("char", WORST_CHARS, ids=["astral", "control", "surrogate", "replacement", "quote"])
+@pytest.mark.parametrize("output_bytes", [1024, 1024**2])
+def test_the_worst_result_fits_the_hosts_limit(char: str, output_bytes: int) -> None:
+    line = format_result_line("nonce", False, worst_result(char, output_bytes), output_bytes)
+    body = payload(line)
+    assert len(body) <= output_bytes + RESULT_OVERHEAD_BYTES
+    parsed = parse_result(body, max_bytes=output_bytes + RESULT_OVERHEAD_BYTES)  # the host reads it
+    assert len(parsed.failures) == MAX_FAILURES and len(parsed.cases) == MAX_CASES
+    raw = json.loads(body)
+    assert json_size(raw["candidate_output"]) <= output_bytes
+    for failure in raw["failures"]:
+        assert len(json.dumps(failure, separators=(",", ":"))) <= FAILURE_JSON_BYTES
+        for name, budget in FAILURE_FIELD_JSON.items():
+            assert json_size(failure[name]) <= budget
+    for case in raw["cases"]:
+        assert len(json.dumps(case, separators=(",", ":"))) <= CASE_JSON_BYTES
+        for name, budget in CASE_FIELD_JSON.items():
+            assert json_size(case[name]) <= budget
+    rest = {k: v for k, v in raw.items() if k not in ("failures", "cases", "candidate_output")}
+    assert len(json.dumps(rest, separators=(",", ":"))) + 64 <= RESULT_FIXED_JSON_BYTES
+
+
+def test_a_cut_field_says_so_and_keeps_what_says_the_most() -> None:
+    detail = "Traceback ...\n" + "x" * 100_000 + "\nE   ValueError: the end"
+    kept = fit(detail, FAILURE_FIELD_JSON["detail_untrusted"], max_chars=MAX_DETAIL, keep_end=True)
+    assert kept.endswith("E   ValueError: the end") and kept.startswith(" [verifier: ")
+    assert "characters cut]" in kept and len(kept) <= MAX_DETAIL
+    output = "hello " + "\x01" * 10_000
+    shown = fit(output, 1024)
+    assert shown.startswith("hello ") and shown.endswith("characters cut] ") and json_size(shown) <= 1024
+    assert fit("short and plain", 1024) == "short and plain"  # what fits is left as it is
+    assert fit("a\ud800b", 1024) == "a\ufffdb"  # and made valid Unicode
+    assert fit("x" * 100, 4) == ""  # no room even for the marker: nothing rather than too much
+
+
+def test_many_failures_keep_their_count() -> None:
+    record = FailureRecord(test_id="t", kind="exception", summary="s")
+    result = JobResult(runner="direct", exit_code=1, counts=Counts(), failures=[record] * 80, failures_total=80)
+    bounded = bounded_result(result, 1024)
+    assert len(bounded.failures) == MAX_FAILURES and bounded.failures_total == 80
+
+
+def test_a_result_without_an_output_budget_is_still_bounded() -> None:
+    """Fakes and old callers pass no output budget: the records are bounded all the same."""
+    line = format_result_line("n", False, worst_result("\U0001f600", 0, cases=0))
+    assert len(payload(line)) <= RESULT_OVERHEAD_BYTES
