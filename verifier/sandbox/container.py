@@ -10,11 +10,13 @@ when the output cap is passed, so the owner can kill the container.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import docker
@@ -34,6 +36,21 @@ from verifier.sandbox.hardening import container_kwargs
 ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException)
 #: How long removal keeps trying while the engine is away (restarting, overloaded).
 REMOVE_BUDGET_S = 30.0
+#: A container whose main process was killed by SIGKILL exits with this code.
+SIGKILL_EXIT = 128 + 9
+#: How long a container that ended by a SIGKILL we did not send waits for the engine's OOM
+#: event to arrive (see Container.oom_killed); paid only on that path.
+OOM_EVENT_WAIT_S = 10.0
+
+
+def _unix_time(rfc3339: str) -> str:
+    """The engine's RFC 3339 time (nanoseconds, "Z") as the unix time its event filters take,
+    a second early; "0" (the log's start) when it cannot be read."""
+    match = re.match(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)$", rfc3339)
+    if match is None:
+        return "0"
+    stamp = datetime.fromisoformat(match.group(1) + match.group(2).replace("Z", "+00:00"))
+    return str(max(0, int(stamp.timestamp()) - 1))
 
 
 def remove(api: Any, name: str, budget_s: float = REMOVE_BUDGET_S) -> bool:
@@ -152,6 +169,10 @@ class Container:
     def _limit(self) -> None:
         if not self.limited:
             self.limited = True
+            # Said here, before the kill's thread runs: the owner may read why at once (a pool
+            # wakes on `limited`), and a run cut for its output must never look unexplained.
+            if self.killed_for is None:
+                self.killed_for = "output"
             # The engine may hold a kill until the attach stream drains, so the reader must
             # keep reading while the kill is under way: never kill from its thread.
             threading.Thread(target=self.kill, args=("output",), daemon=True, name="sandbox-kill").start()
@@ -227,11 +248,54 @@ class Container:
             return False  # a remote engine's machine is not this one: no fair way to tell
         return starved_now(self.cpu_s, cpus)
 
-    def oom_killed(self) -> bool:
+    def oom_killed(self, event_wait_s: float = OOM_EVENT_WAIT_S) -> bool:
+        """Whether the kernel killed a process of this container for memory, in the engine's word.
+
+        `State.OOMKilled` alone is not that word: the engine sets it only when the OOM event
+        reached it before the exit event, and the two come from different parts of the shim.
+        Under gVisor the kernel's OOM killer kills the sandbox's own process (its Sentry, which
+        holds every sandboxed process's memory), so the whole container ends with 137, and on a
+        busy host its OOM event often comes after its exit: OOMKilled stays false although the
+        engine reports an "oom" event for the container a moment later. So a container that
+        ended by SIGKILL (137) that we did not send is asked about once more: the engine's
+        event log is searched for this container's "oom" event, waiting up to `event_wait_s` for
+        it (only on this path; every other run is judged from OOMKilled alone).
+        """
         try:
-            return bool(self.api.inspect_container(self.cid)["State"].get("OOMKilled"))
+            info = self.api.inspect_container(self.cid)
+            state = info["State"]
+            if state.get("OOMKilled"):
+                return True
+            if self.killed_for is not None:
+                return False  # ours: its own reason stands
+            if state.get("Running") and self.eof:  # the attach stream ended before the engine's record
+                self.wait_exit(time.monotonic() + event_wait_s)
+                info = self.api.inspect_container(self.cid)
+                state = info["State"]
+                if state.get("OOMKilled"):
+                    return True
+            if state.get("Running") or state.get("ExitCode") != SIGKILL_EXIT:
+                return False
+            return self._oom_event(str(info.get("Created") or ""), event_wait_s)
         except ENGINE_ERRORS:
             return False
+
+    def _oom_event(self, created: str, wait_s: float) -> bool:
+        """Whether the engine's event log has an "oom" event of this container (since `created`,
+        the engine's own RFC 3339 time), waiting up to `wait_s` for one to arrive."""
+        stream = self.api.events(
+            since=_unix_time(created), filters={"container": self.cid, "event": "oom"}, decode=True
+        )
+        timer = threading.Timer(wait_s, stream.close)
+        timer.daemon = True
+        timer.start()
+        try:
+            return any(event.get("Action", event.get("status")) == "oom" for event in stream)
+        except (*ENGINE_ERRORS, OSError, ValueError, AttributeError):
+            return False  # the stream was closed under us: no oom event within the wait
+        finally:
+            timer.cancel()
+            stream.close()
 
     def remove(self) -> bool:
         try:
