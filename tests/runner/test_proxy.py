@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import collections.abc
 from typing import Any
 
 import pytest
 
 from verifier.runner import proxy
+from verifier.runner.faults import ControlFlowEscaped, HandleRefused
+from verifier.runner.handles import Handle, make_handle, remote_class
+from verifier.runner.rebuilt import CandidateClasses
 
 
 def test_in_place_mutation_is_carried_back() -> None:
@@ -32,15 +36,15 @@ def test_unchanged_arguments_stay_identical() -> None:
     assert [type(v) for v in values] == [int, float, bool]
 
 
+def _rebuild(reply: dict[str, Any]) -> BaseException:
+    return CandidateClasses().rebuild(reply, lambda tag, body: None)
+
+
 @pytest.mark.parametrize(
     ("reply", "cls", "text"),
     [
         (
-            {
-                "raised": "TypeError",
-                "mro": ["TypeError", "Exception", "BaseException", "object"],
-                "message": "m",
-            },
+            {"raised": "TypeError", "mro": ["TypeError", "Exception", "BaseException", "object"], "message": "m"},
             TypeError,
             "m",
         ),
@@ -48,68 +52,107 @@ def test_unchanged_arguments_stay_identical() -> None:
             {
                 "raised": "MyError",
                 "mro": ["ValueError", "Exception", "BaseException", "object"],
+                "classes": [["solution", "MyError", ["ValueError"]]],
                 "message": "m",
+                "args": ["L", ["m"]],
             },
             ValueError,
-            "MyError: m",
+            "m",
         ),
+        # No constructor from a message: the nearest ancestor that has one.
         (
             {
-                "raised": "SystemExit",
-                "mro": ["SystemExit", "BaseException", "object"],
-                "message": "0",
+                "raised": "UnicodeDecodeError",
+                "mro": ["UnicodeDecodeError", "UnicodeError", "ValueError"],
+                "message": "x",
             },
-            proxy.CandidateRaised,
-            "SystemExit",
-        ),
-        (
-            {
-                "raised": "KeyboardInterrupt",
-                "mro": ["KeyboardInterrupt", "BaseException", "object"],
-                "message": "",
-            },
-            proxy.CandidateRaised,
-            "KeyboardInterrupt",
+            UnicodeError,
+            "x",
         ),
     ],
 )
-def test_candidate_exceptions_map_to_builtins_but_never_to_exits(reply: dict[str, Any], cls: type, text: str) -> None:
-    exc = proxy._rebuild_exception(reply)
-    assert type(exc) is cls
-    assert text in str(exc)
-    assert isinstance(exc, Exception)  # never a BaseException that could end the trusted run
+def test_candidate_exceptions_are_rebuilt_as_their_classes(reply: dict[str, Any], cls: type, text: str) -> None:
+    exc = _rebuild(reply)
+    assert isinstance(exc, cls)
+    assert str(exc) == text
+    assert exc.verifier_candidate_raised == cls.__name__  # type: ignore[attr-defined]
+
+
+def test_a_candidate_class_is_one_class_per_run_with_its_bases() -> None:
+    classes = CandidateClasses()
+    bank = {"mro": ["Exception", "BaseException", "object"], "classes": [["solution", "BankError", ["Exception"]]]}
+    funds = {
+        "mro": ["ValueError", "Exception", "BaseException", "object"],
+        "classes": [
+            ["solution", "InsufficientFunds", [["solution", "BankError"], "ValueError"]],
+            ["solution", "BankError", ["Exception"]],
+        ],
+    }
+    bank_cls, funds_cls = classes.class_of(bank), classes.class_of(funds)
+    assert issubclass(funds_cls, bank_cls) and issubclass(funds_cls, ValueError)
+    assert classes.class_of(funds) is funds_cls
+    assert funds_cls.__name__ == "InsufficientFunds"
+
+
+@pytest.mark.parametrize(
+    "name", ["StopIteration", "StopAsyncIteration", "GeneratorExit", "SystemExit", "KeyboardInterrupt", "BaseException"]
+)
+def test_control_flow_exceptions_never_cross_as_themselves(name: str) -> None:
+    """PEP 479's way: a StopIteration (or an exit) from a call is an abort, not itself."""
+    exc = _rebuild({"raised": name, "mro": [name, "BaseException", "object"], "message": ""})
+    assert isinstance(exc, ControlFlowEscaped)
+    assert not isinstance(exc, Exception)
 
 
 def test_faults_escape_pytest_raises_exception() -> None:
-    """A crash must not pass for an expected error: faults are not Exceptions."""
+    """A crash or a refusal must not pass for an expected error: faults are not Exceptions."""
     for fault in (
         proxy.CandidateDied,
         proxy.CandidateTimeout,
         proxy.NotPlainData,
         proxy.CandidateOOM,
+        HandleRefused,
+        ControlFlowEscaped,
     ):
         assert not issubclass(fault, Exception)
 
 
-def test_a_handle_refuses_to_be_compared_or_hashed() -> None:
-    from verifier.runner.handles import Handle, HandleCompared, remote_class
-
+def _session() -> proxy.CandidateSession:
     session = object.__new__(proxy.CandidateSession)  # never asked: nothing here may reach the candidate
-    h = Handle(session, ["H", 1], 1, "LRU", [])  # type: ignore[arg-type]
-    for compare in (lambda: h == 1, lambda: h == 1, lambda: h != h, lambda: h < 2, lambda: hash(h), lambda: {h: 1}):
-        with pytest.raises(HandleCompared, match="cannot be compared"):
+    session.handle_types = {}
+    return session
+
+
+def test_a_handle_has_exactly_its_types_protocols() -> None:
+    session = _session()
+    plain = make_handle(session, ["H", 1], 1, "Record", [], [])
+    assert not callable(plain)
+    assert not isinstance(plain, collections.abc.Iterable) and not isinstance(plain, collections.abc.Sized)
+    assert type(plain).__name__ == "Record"
+    assert plain != 1 and plain == plain  # identity needs no answer from the candidate
+    with pytest.raises(TypeError):
+        _ = plain < 1  # type: ignore[operator]  # Python's own answer: the type has no ordering
+    full = make_handle(session, ["H", 2], 1, "Bag", [], ["__len__", "__iter__", "__call__", "unhashable"])
+    assert callable(full) and isinstance(full, collections.abc.Sized) and isinstance(full, collections.abc.Iterable)
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(full)  # the type's own answer, from Python
+
+
+def test_a_handle_refuses_what_only_the_candidate_could_answer() -> None:
+    session = _session()
+    h = make_handle(session, ["H", 1], 1, "LRU", [], ["eq", "order"])
+    for compare in (lambda: h == 1, lambda: h != h, lambda: h < 2, lambda: sorted([h, h])):
+        with pytest.raises(HandleRefused, match="cannot be compared"):
             compare()
     assert h in [h]  # identity, which Python checks before ==, needs no answer from the candidate
-    cls = remote_class(Handle(session, ["N", ["solution", "LRU"]], None, "LRU", []), "LRU")  # type: ignore[arg-type]
+    cls = remote_class(Handle(session, ["N", ["solution", "LRU"]], None, "LRU", []), "LRU")
     assert not isinstance([1], cls) and not isinstance(3, cls)  # plain data is never a candidate object
-    with pytest.raises(HandleCompared):
-        _ = cls == cls
+    assert cls == cls and cls != int  # noqa: E721 - a class is itself alone: no candidate code runs
+    assert cls not in (type, object)  # what Hypothesis' st.builds asks while reading a signature
 
 
 def test_mutation_carry_back_never_asks_a_handle_for_equality() -> None:
-    from verifier.runner.handles import Handle
-
-    session = object.__new__(proxy.CandidateSession)
+    session = _session()
     a = Handle(session, ["H", 1], 1, "T", [])  # type: ignore[arg-type]
     same = Handle(session, ["H", 1], 1, "T", [])  # type: ignore[arg-type]
     other = Handle(session, ["H", 2], 1, "T", [])  # type: ignore[arg-type]

@@ -14,11 +14,15 @@ contains, iter, next, len, bool, str, repr, isinstance. Module attributes are na
 
 from __future__ import annotations
 
+import builtins
+import copy
 import importlib
+import operator
 import os
 import socket
 import sys
 import traceback
+import warnings
 from typing import Any
 
 from . import wire
@@ -37,9 +41,102 @@ def _text(obj: object) -> str:
         return "<unprintable>"
 
 
-def _exception_payload(exc: BaseException) -> dict[str, Any]:
-    mro = [c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins"]
-    return {"raised": _text(type(exc).__name__)[:200], "mro": mro, "message": _text(exc)}
+def _class_ref(cls: type) -> Any:
+    return (
+        cls.__name__ if cls.__module__ == "builtins" else [_text(cls.__module__)[:200], _text(cls.__qualname__)[:200]]
+    )
+
+
+def _class_payload(cls: type) -> dict[str, Any]:
+    """A class as the trusted side rebuilds it: its builtin ancestors by name, and the others
+    (the candidate's own, the standard library's) by module, qualified name and direct bases,
+    nearest first."""
+    mro = getattr(cls, "__mro__", (cls,))
+    return {
+        "mro": [c.__name__ for c in mro if c.__module__ == "builtins"],
+        "classes": [
+            [*_class_ref(c), [_class_ref(b) for b in c.__bases__][:8]] for c in mro if c.__module__ != "builtins"
+        ][: wire.MAX_CLASSES],
+    }
+
+
+def _plain_or_none(value: Any, objects: Objects | None) -> Any:
+    """`value` encoded, or None when it is not plain data or is larger than an exception's
+    arguments or attributes should be (its str() still crosses, bounded)."""
+    try:
+        encoded = wire.encode(value, refer=None if objects is None else objects.refer)
+    except (wire.NotPlainData, RecursionError):
+        return None
+    return encoded if len(wire.dumps(encoded)) <= wire.MAX_EXCEPTION_DATA else None
+
+
+def _exception_payload(exc: BaseException, objects: Objects | None = None, depth: int = 0) -> dict[str, Any]:
+    payload: dict[str, Any] = {"raised": _text(type(exc).__name__)[:200], "message": _text(exc)}
+    payload.update(_class_payload(type(exc)))
+    args = _plain_or_none(list(exc.args), objects)
+    if args is not None:
+        payload["args"] = args
+    try:
+        attrs = [(k, v) for k, v in vars(exc).items() if isinstance(k, str) and not k.startswith("__")]
+    except TypeError:
+        attrs = []
+    encoded = {k: _plain_or_none(v, objects) for k, v in attrs[: wire.MAX_ATTRS]}
+    payload["attrs"] = {k: v for k, v in encoded.items() if v is not None}
+    if depth < wire.MAX_CHAIN:
+        for key, linked in (("cause", exc.__cause__), ("context", exc.__context__)):
+            if isinstance(linked, BaseException) and linked is not exc:
+                payload[key] = _exception_payload(linked, objects, depth + 1)
+        payload["suppress_context"] = bool(exc.__suppress_context__)
+    return payload
+
+
+def _warning_payload(w: warnings.WarningMessage, objects: Objects) -> dict[str, Any]:
+    message = w.message
+    payload = _class_payload(type(message) if isinstance(message, Warning) else w.category)
+    payload["message"] = _text(message)
+    if isinstance(message, Warning):
+        args = _plain_or_none(list(message.args), objects)
+        if args is not None:
+            payload["args"] = args
+    payload["filename"] = _text(w.filename)[:500]
+    payload["lineno"] = w.lineno if type(w.lineno) is int else 0
+    return payload
+
+
+_ORDER = ("__lt__", "__le__", "__gt__", "__ge__")
+
+
+_MISSING = object()
+
+
+def _lookup(cls: type, name: str) -> Any:
+    """`name` as Python finds a special method: in the class's MRO, never on its metaclass."""
+    for klass in getattr(cls, "__mro__", (cls,)):
+        found = vars(klass).get(name, _MISSING)
+        if found is not _MISSING:
+            return found
+    return None
+
+
+def _protocols(cls: type) -> list[str]:
+    """What of `wire.PROTOCOLS` the type `cls` has: the handle on the trusted side has exactly these."""
+    found = []
+    for name in wire.PROTOCOLS:
+        if name in wire.EVERY_OBJECT:
+            continue  # every handle has these
+        if name == "eq":
+            has = _lookup(cls, "__eq__") is not object.__eq__
+        elif name == "order":
+            has = any(_lookup(cls, op) is not vars(object)[op] for op in _ORDER)
+        elif name == "unhashable":
+            has = _lookup(cls, "__hash__") is None
+        elif name == "__format__":
+            has = _lookup(cls, "__format__") is not object.__format__
+        else:
+            has = _lookup(cls, name) is not None
+        if has:
+            found.append(name)
+    return found
 
 
 class Objects:
@@ -49,6 +146,15 @@ class Objects:
         self.modules = modules
         self.table: dict[int, Any] = {}
         self.methods: dict[type, list[str]] = {}
+        self.protocols: dict[type, list[str]] = {}
+
+    def protocols_of(self, cls: type) -> list[str]:
+        if cls not in self.protocols:
+            try:
+                self.protocols[cls] = _protocols(cls)
+            except Exception:  # noqa: BLE001 - a metaclass whose attribute lookups raise
+                self.protocols[cls] = []
+        return self.protocols[cls]
 
     def methods_of(self, cls: type) -> list[str]:
         if cls not in self.methods:
@@ -67,9 +173,13 @@ class Objects:
     def refer(self, obj: Any) -> list[Any]:
         ident = len(self.table) + 1
         self.table[ident] = obj
+        if isinstance(obj, BaseException):  # an exception as a value: rebuilt there as one
+            return ["H", [ident, _text(type(obj).__name__)[:100], "exception_value", [], _exception_payload(obj, self)]]
         if isinstance(obj, type):
-            return ["H", [ident, _text(obj.__name__)[:100], "class", []]]
-        return ["H", [ident, _text(type(obj).__name__)[:100], "object", self.methods_of(type(obj))]]
+            kind = "exception" if issubclass(obj, BaseException) else "class"
+            return ["H", [ident, _text(obj.__name__)[:100], kind, [], _class_payload(obj)]]
+        cls = type(obj)
+        return ["H", [ident, _text(cls.__name__)[:100], "object", self.methods_of(cls), self.protocols_of(cls)]]
 
     def resolve(self, tag: str, body: Any) -> Any:
         if tag == "H":
@@ -90,7 +200,9 @@ def _names(mod: Any, objects: Objects) -> dict[str, Any]:
         if name.startswith("__"):
             continue
         value = getattr(mod, name, None)
-        if isinstance(value, type):
+        if isinstance(value, type) and issubclass(value, BaseException):
+            names[name] = ["exception", _class_payload(value)]
+        elif isinstance(value, type):
             names[name] = ["class"]
         elif callable(value):
             names[name] = ["callable"]
@@ -98,17 +210,52 @@ def _names(mod: Any, objects: Objects) -> dict[str, Any]:
             try:
                 names[name] = ["value", wire.encode(value)]
             except wire.NotPlainData:
-                names[name] = ["object", objects.methods_of(type(value))]
+                names[name] = ["object", objects.methods_of(type(value)), objects.protocols_of(type(value))]
     return names
 
 
 _STOP = object()
+_RAISED = object()
 
 
-OPS = (
-    "call", "callattr", "getattr", "setattr", "getitem", "setitem", "delitem", "contains",
-    "iter", "next", "isinstance", "len", "bool", "str", "repr",
-)  # fmt: skip
+_BINARY = {f"__{op}__": getattr(operator, f"{op}_" if op in ("and", "or") else op) for op in wire.BINARY}
+_INPLACE = {f"__i{op}__": getattr(operator, f"i{op}") for op in wire.BINARY}
+_UNARY: dict[str, Any] = {
+    "__neg__": operator.neg, "__pos__": operator.pos, "__abs__": abs, "__invert__": operator.invert,
+    "__int__": int, "__float__": float, "__complex__": complex, "__index__": operator.index,
+    "__reversed__": reversed, "__hash__": hash, "__enter__": lambda t: type(t).__enter__(t),
+    "__copy__": copy.copy, "__deepcopy__": copy.deepcopy, "__dir__": lambda t: sorted(map(str, dir(t))),
+}  # fmt: skip
+
+
+def _dunder(target: Any, name: str, args: list[Any]) -> Any:
+    """An operator on `target` as Python itself applies it (reflected operands included)."""
+    if name in _UNARY:
+        return _UNARY[name](target)
+    if name == "__round__":
+        return round(target, *args[:1])
+    if name == "__format__":
+        return format(target, *args[:1])
+    if name in ("__divmod__", "__rdivmod__"):
+        return divmod(target, args[0]) if name == "__divmod__" else divmod(args[0], target)
+    if name in _BINARY:
+        return _BINARY[name](target, args[0])
+    if name.startswith("__r") and "__" + name[3:] in _BINARY:
+        return _BINARY["__" + name[3:]](args[0], target)
+    if name in _INPLACE:
+        return _INPLACE[name](target, args[0])
+    raise ValueError(f"unknown operator {name[:40]!r}")
+
+
+def _exit(target: Any, args: list[Any]) -> Any:
+    """``__exit__`` with the test's exception rebuilt as the builtin type the trusted side named."""
+    if not args or args[0] is None:
+        return type(target).__exit__(target, None, None, None)
+    cls = getattr(builtins, str(args[0]), None)
+    if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+        cls = Exception
+    exc = cls(*(args[1:2] if len(args) > 1 else []))
+    return type(target).__exit__(target, cls, exc, None)
 
 
 def _perform(op: str, target: Any, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -139,6 +286,12 @@ def _perform(op: str, target: Any, name: str, args: list[Any], kwargs: dict[str,
             return _STOP
     if op == "isinstance":
         return isinstance(args[0], target)
+    if op == "dunder":
+        return _dunder(target, name, args)
+    if op == "exit":
+        return bool(_exit(target, args))
+    if op == "same":
+        return args[0] is target
     unary: dict[str, Any] = {"len": len, "bool": bool, "str": str, "repr": repr}
     return unary[op](target)
 
@@ -177,7 +330,7 @@ def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str, ready_fd
         reply: dict[str, Any]
         try:
             op = str(request["op"])
-            if op not in OPS:
+            if op not in wire.OPS:
                 raise ValueError(f"unknown op {op[:40]!r}")
             tag, body = request["target"]
             target = objects.resolve(tag, body)
@@ -186,15 +339,23 @@ def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str, ready_fd
         except BaseException as exc:  # noqa: BLE001 - every way the candidate ends is an answer
             wire.send(sock, {"protocol_error": _text(exc)})
             continue
-        try:
-            result = _perform(op, target, str(request.get("name", "")), args, kwargs)
-        except BaseException as exc:  # noqa: BLE001 - every way the candidate ends is an answer
-            reply = _exception_payload(exc)
-        else:
+        # Warnings the call emits go back with its answer, to be issued again in the test
+        # (under the tests' own filters: pytest.warns, recwarn, -W error).
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = _perform(op, target, str(request.get("name", "")), args, kwargs)
+            except BaseException as exc:  # noqa: BLE001 - every way the candidate ends is an answer
+                reply = _exception_payload(exc, objects)
+                result = _RAISED
+        emitted = [_warning_payload(w, objects) for w in caught[: wire.MAX_WARNINGS]]
+        if result is not _RAISED:
             try:
                 reply = {"stop": True} if result is _STOP else {"value": objects.encode(result)}
             except wire.NotPlainData as exc:
                 reply = {"not_plain": _text(exc)[:200]}
+        if emitted:
+            reply["warnings"] = emitted
         if request.get("sync_args"):
             try:
                 reply["args_after"] = objects.encode(args)

@@ -13,7 +13,6 @@ to graders and terminals as a trusted line) and a `detail` that may hold candida
 
 from __future__ import annotations
 
-import builtins
 import fcntl
 import functools
 import json
@@ -31,8 +30,21 @@ from typing import Any
 
 from . import wire
 from .clock import ChargedClock
-from .handles import Handle, handle_of, parts, remote_class
-from .protocol import OVERLOAD_FACTOR, summary_line
+from .faults import (
+    CallAborted,
+    CandidateDied,
+    CandidateImportError,
+    CandidateOOM,
+    CandidateOutputLimit,
+    CandidateTimeout,
+    HostOverloaded,
+    NotPlainData,
+    SandboxFailure,
+    StaleHandle,
+)
+from .handles import Handle, handle_of, make_handle, parts, remote_class
+from .protocol import OVERLOAD_FACTOR
+from .rebuilt import CandidateClasses, CandidateRaised, builtin_base
 
 #: After this many call timeouts in one run, further calls fail at once: the verdict is a
 #: timeout either way, and waiting out every remaining test would only hit the run's limit.
@@ -49,63 +61,22 @@ OUTPUT_CATCH_UP_S = 0.5
 MAX_HANDLES = 100_000
 
 
-class CallAborted(BaseException):
-    """A call into the candidate that could not end with a value or an ordinary exception."""
-
-    kind = "candidate_died"
-
-    def __init__(self, summary: str, detail: str = "") -> None:
-        # str() (what pytest shows in the failure's text) carries the detail; `summary` alone
-        # is the trusted line.
-        super().__init__(f"{summary}\n{detail}" if detail else summary)
-        self.summary = summary_line(summary)
-        self.detail = detail
-
-
-class CandidateDied(CallAborted):
-    kind = "candidate_died"
-
-
-class CandidateTimeout(CallAborted):
-    kind = "timeout"
-
-
-class CandidateOOM(CallAborted):
-    kind = "oom"
-
-
-class CandidateOutputLimit(CallAborted):
-    kind = "output_limit"
-
-
-class NotPlainData(CallAborted):
-    kind = "not_plain_data"
-
-
-class CandidateImportError(CallAborted):
-    kind = "import_error"
-
-
-class HostOverloaded(CallAborted):
-    """Not the candidate's doing: the host kept the sandbox waiting for a CPU past the backstop."""
-
-    kind = "overloaded"
-
-
-class StaleHandle(CallAborted):
-    """A test used a candidate object after the process that made it was gone."""
-
-    kind = "not_plain_data"
-
-
-class SandboxFailure(CallAborted):
-    """Not the candidate's doing: the candidate side of the sandbox stopped working."""
-
-    kind = "infra"
-
-
-class CandidateRaised(Exception):
-    """The candidate raised an exception with no builtin base class we could map to."""
+__all__ = [
+    "CallAborted",
+    "CandidateDied",
+    "CandidateImportError",
+    "CandidateOOM",
+    "CandidateOutputLimit",
+    "CandidateRaised",
+    "CandidateSession",
+    "CandidateTimeout",
+    "HostOverloaded",
+    "NotPlainData",
+    "SandboxFailure",
+    "StaleHandle",
+    "control",
+    "oom_kills",
+]
 
 
 @functools.cache
@@ -216,11 +187,7 @@ def control(
 
 def _builtin_name(reply: dict[str, Any]) -> str:
     """The builtin exception type the candidate's exception maps to (a trusted name)."""
-    for name in reply.get("mro", []) if isinstance(reply.get("mro"), list) else []:
-        cls = getattr(builtins, str(name), None)
-        if isinstance(cls, type) and issubclass(cls, BaseException):
-            return cls.__name__
-    return "BaseException"
+    return builtin_base(reply).__name__
 
 
 class CandidateSession:
@@ -257,6 +224,10 @@ class CandidateSession:
         self.generation = 0
         self.handles = 0
         self.classes: dict[tuple[str, str], type] = {}
+        #: The trusted side's classes for candidate exceptions and warnings (rebuilt.py).
+        self.rebuilt = CandidateClasses()
+        #: Handle classes by (type name, protocols) (handles.handle_type).
+        self.handle_types: dict[tuple[str, frozenset[str]], type[Handle]] = {}
         #: Once set, every later use of the candidate raises (a copy of) this: the candidate
         #: could not be imported, or left the sandbox in a state it cannot be reset from.
         self.blocked: CallAborted | None = None
@@ -310,7 +281,10 @@ class CandidateSession:
         try:
             hello = self._receive("importing the candidate")
         except CallAborted as exc:
-            if exc.kind in ("overloaded", "infra"):
+            if exc.kind in ("overloaded", "infra", "timeout"):
+                # Not a fault of the candidate's module: the host, us, or a limit that ran out
+                # (the run's budget, or an import slower than one call's limit: a timeout, said
+                # as such, not an import error).
                 raise
             self.blocked = CandidateImportError(f"importing the candidate failed: {exc.summary}", exc.detail)
             raise self.blocked from None
@@ -431,6 +405,8 @@ class CandidateSession:
             raise type(self.blocked)(self.blocked.summary, self.blocked.detail)
         if self.timeouts >= MAX_TIMEOUTS:
             raise CandidateTimeout(f"not called: the candidate already exceeded a time limit {self.timeouts} times")
+        if self.timeouts and self.clock.charged() >= self.budget:
+            raise CandidateTimeout(f"not called: the run's {self.budget:g} s time limit was already used up")
         if self.sock is None and (process or self.modules is None):
             self._spawn()
         assert self.modules is not None
@@ -451,27 +427,37 @@ class CandidateSession:
         raise wire.NotPlainData(f"an object of type {type(obj).__name__}, not plain data or a candidate object")
 
     def _resolve(self, tag: str, body: Any) -> Any:
-        if tag != "H" or type(body) is not list or len(body) != 4:
+        if tag != "H" or type(body) is not list or len(body) != 5:
             raise wire.NotPlainData("malformed reference")
-        ident, type_name, kind, methods = body
+        ident, type_name, kind, methods, extra = body
         if type(ident) is not int or type(type_name) is not str or type(methods) is not list:
             raise wire.NotPlainData("malformed reference")
         self.handles += 1
         if self.handles > MAX_HANDLES:
             raise CandidateOutputLimit(f"the candidate handed out more than {MAX_HANDLES} objects in this run")
-        handle = Handle(self, ["H", ident], self.generation, type_name[:100], [str(m)[:200] for m in methods[:200]])
+        if kind == "exception" and isinstance(extra, dict):
+            return self.rebuilt.class_of(extra)  # its exception classes are real classes here
+        if kind == "exception_value" and isinstance(extra, dict):
+            return self.rebuilt.value(extra, self._resolve)  # and its exceptions real exceptions
+        protocols = [str(p) for p in extra[:200]] if isinstance(extra, list) else []
+        handle = make_handle(
+            self, ["H", ident], self.generation, type_name[:100], [str(m)[:200] for m in methods[:200]], protocols
+        )
         return remote_class(handle, type_name) if kind == "class" else handle
 
     def named(self, module: str, name: str, kind: list[Any]) -> Any:
         """A module attribute that is not plain data, as the tests see it."""
         target = ["N", [module, name]]
+        if kind[0] == "exception":
+            return self.rebuilt.class_of(kind[1] if len(kind) > 1 and isinstance(kind[1], dict) else {})
         if kind[0] == "class":
             key = (module, name)
             if key not in self.classes:
                 self.classes[key] = remote_class(Handle(self, target, None, name, []), name)
             return self.classes[key]
         methods = kind[1] if len(kind) > 1 and isinstance(kind[1], list) else []
-        return Handle(self, target, None, "object", [str(m) for m in methods])
+        protocols = kind[2] if len(kind) > 2 and isinstance(kind[2], list) else []
+        return make_handle(self, target, None, "object", [str(m) for m in methods], [str(p) for p in protocols])
 
     # -- requests -----------------------------------------------------------------------
     def request(
@@ -487,8 +473,10 @@ class CandidateSession:
             try:
                 enc_args = wire.encode(list(args), refer=self._refer)
                 enc_kwargs = wire.encode(kwargs, refer=self._refer)
-            except wire.NotPlainData as exc:
-                raise TypeError(f"the test passed {exc} to the candidate") from None
+            except (wire.NotPlainData, RecursionError) as exc:
+                # The test's own value cannot cross: the verifier's refusal, never an ordinary
+                # TypeError that a `pytest.raises(TypeError)` could take for the candidate's.
+                raise NotPlainData(f"the test passed {exc} to the candidate, which cannot cross") from None
             sync = _has_mutable(args) or _has_mutable(tuple(kwargs.values()))
             message = {"op": op, "target": ref, "name": name, "args": enc_args, "kwargs": enc_kwargs, "sync_args": sync}
             assert self.sock is not None
@@ -504,10 +492,10 @@ class CandidateSession:
             self.calls += 1
             self.dirty = True
             reply = self._receive(doing)
-            return self._answer(reply, what, args, kwargs, sync)
+            return self._answer(reply, op, what, args, kwargs, sync)
 
     def _answer(
-        self, reply: dict[str, Any], what: str, args: tuple[Any, ...], kwargs: dict[str, Any], sync: bool
+        self, reply: dict[str, Any], op: str, what: str, args: tuple[Any, ...], kwargs: dict[str, Any], sync: bool
     ) -> Any:
         __tracebackhide__ = True
         if "not_plain" in reply:
@@ -523,40 +511,29 @@ class CandidateSession:
             if sync:
                 _sync_in_place(list(args), wire.decode(reply["args_after"], resolve=self._resolve))
                 _sync_in_place(kwargs, wire.decode(reply["kwargs_after"], resolve=self._resolve))
-            if reply.get("stop") is True:
-                raise StopIteration
-            value = wire.decode(reply["value"], resolve=self._resolve) if "raised" not in reply else None
+            stop = reply.get("stop") is True
+            if stop and op != "next":  # only next() may end an iteration
+                raise CandidateDied(f"the candidate broke the call protocol while running {what}")
+            value = wire.decode(reply["value"], resolve=self._resolve) if not stop and "raised" not in reply else None
+            raised = self.rebuilt.rebuild(reply, self._resolve) if "raised" in reply else None
+            warned = reply.get("warnings")
+            if warned is not None and type(warned) is not list:
+                raise ValueError("warnings")
         except (wire.NotPlainData, KeyError, ValueError, TypeError, RecursionError) as exc:
             raise NotPlainData(f"{what}() answered with malformed data", repr(exc)[:500]) from None
-        if "raised" in reply:
-            raise _rebuild_exception(reply)
+        for payload in (warned or [])[: wire.MAX_WARNINGS]:
+            if isinstance(payload, dict):
+                self.rebuilt.warn(payload, self._resolve)
+        if raised is not None:
+            raise raised
+        if stop:
+            raise StopIteration
         return value
 
     def call(self, module: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call the candidate module's function `name`."""
         __tracebackhide__ = True
         return self.request("call", ["N", [module, name]], args, kwargs, name=name)
-
-
-def _rebuild_exception(reply: dict[str, Any]) -> BaseException:
-    """The candidate's exception as a builtin one; `verifier_candidate_raised` is the trusted
-    name of the builtin type it maps to (the candidate's own class name stays in the message)."""
-    message = str(reply.get("message", ""))[:MAX_MESSAGE]
-    raised = str(reply.get("raised", "Exception"))[:200]
-    mapped = _builtin_name(reply)
-    cls = getattr(builtins, mapped)
-    exc: BaseException
-    if issubclass(cls, Exception):
-        text = message if mapped == raised else f"{raised}: {message}"
-        try:
-            exc = cls(text)
-        except Exception:  # noqa: BLE001 - classes with unusual constructors
-            exc, mapped = CandidateRaised(f"{raised}: {message}"), "CandidateRaised"
-    else:
-        # SystemExit, KeyboardInterrupt, GeneratorExit & co: a candidate may not end the run.
-        exc, mapped = CandidateRaised(f"{raised}: {message}"), "CandidateRaised"
-    exc.verifier_candidate_raised = mapped  # type: ignore[attr-defined]
-    return exc
 
 
 def _has_mutable(value: Any) -> bool:
@@ -629,6 +606,8 @@ class CandidateModule(types.ModuleType):
         kind = names[attr]
         if kind[0] == "callable":
             return _make_function(session, self.__name__, attr)
+        if kind[0] == "exception":
+            return session.named(self.__name__, attr, kind)
         if kind[0] == "value":
             try:
                 return wire.decode(kind[1])

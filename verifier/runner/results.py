@@ -8,6 +8,7 @@ never from candidate text (which goes to the untrusted detail).
 
 from __future__ import annotations
 
+import os
 import re
 import traceback
 from dataclasses import dataclass
@@ -66,9 +67,20 @@ def classify(exc: BaseException) -> Why:
     return Why("exception", f"the test raised {type(leaf).__name__}", example)
 
 
+_RUNNER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def is_runner_frame(filename: str) -> bool:
+    """Whether a traceback frame is the verifier's own code (never shown as the test's or the
+    candidate's doing)."""
+    return os.path.abspath(filename).startswith(_RUNNER_DIR)
+
+
 def format_detail(exc: BaseException) -> str:
-    """A failure's text as pytest would end it: the traceback, then `E   Type: message` lines."""
-    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-4))
+    """A failure's text as pytest would end it: the traceback (the test's frames, not the
+    verifier's), then `E   Type: message` lines."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not is_runner_frame(f.filename)][-4:]
+    tb = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames)) if frames else ""
     lines = [f"E   {type(exc).__name__}: {exc}"] + [f"E   {note}" for note in getattr(exc, "__notes__", [])]
     return tb[-MAX_DETAIL:] + "\n" + "\n".join(lines)
 

@@ -46,6 +46,49 @@ class FrameTimeout(TimeoutError):
     """The deadline passed before a whole frame arrived."""
 
 
+#: The call protocol between the trusted side (proxy.py, handles.py) and the candidate process
+#: (candidate.py): the requests a candidate process answers. "dunder" names one of
+#: `DUNDERS` in the request's `name`.
+OPS = (
+    "call", "callattr", "getattr", "setattr", "getitem", "setitem", "delitem", "contains",
+    "iter", "next", "isinstance", "len", "bool", "str", "repr", "dunder", "exit", "same",
+)  # fmt: skip
+#: Operators a handle forwards as "dunder" requests, each only when the candidate object's type
+#: has it (the candidate process lists them in its reference), so a handle implements exactly
+#: the protocols of the object it stands for.
+UNARY = ("__neg__", "__pos__", "__abs__", "__invert__", "__int__", "__float__", "__complex__", "__index__",
+         "__reversed__", "__hash__", "__enter__", "__round__", "__format__")  # fmt: skip
+#: What every object answers: a handle always forwards these ("dunder" requests).
+EVERY_OBJECT = ("__copy__", "__deepcopy__", "__dir__")
+BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
+DUNDERS = (
+    UNARY
+    + tuple(f"__{op}__" for op in BINARY)
+    + tuple(f"__r{op}__" for op in BINARY)
+    + tuple(f"__i{op}__" for op in BINARY)
+    + ("__divmod__", "__rdivmod__")
+    + EVERY_OBJECT
+)
+#: Protocols a reference may list besides `DUNDERS`: the ops above that need the type to have
+#: them (``len()``, iteration, calls, ...), and what the type does with ``==``, ordering and
+#: hashing ("eq": its own ``__eq__``; "order": its own ``<`` & co; "unhashable": ``__hash__``
+#: is None).
+PROTOCOLS = (
+    *DUNDERS, "__len__", "__bool__", "__iter__", "__next__", "__contains__", "__getitem__", "__setitem__",
+    "__delitem__", "__call__", "__exit__", "eq", "order", "unhashable",
+)  # fmt: skip
+#: Exceptions that steer the caller's control flow: they never cross as themselves.
+CONTROL_FLOW = frozenset({"StopIteration", "StopAsyncIteration", "GeneratorExit", "KeyboardInterrupt", "SystemExit"})
+#: How much of a candidate exception crosses: chained causes, classes of its MRO, attributes.
+MAX_CHAIN = 3
+MAX_CLASSES = 16
+MAX_ATTRS = 50
+#: Bytes of an exception's (or warning's) arguments, or of one attribute, that cross as data.
+MAX_EXCEPTION_DATA = 16 * 1024
+#: Warnings one call may carry back to the tests.
+MAX_WARNINGS = 100
+
+
 #: Turns an object that is not plain data into a reference (the candidate's table of objects),
 #: or raises NotPlainData; None: such an object is refused.
 Refer = Callable[[Any], Any]

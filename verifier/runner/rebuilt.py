@@ -1,0 +1,220 @@
+"""Trusted side: the candidate's exceptions and warnings as the tests see them.
+
+A candidate exception is rebuilt on the trusted side from plain data (never unpickled): its
+class is the builtin class it derives from, the standard library's class when the trusted side
+already has that module, or a stand-in subclass of those made here for the candidate's own
+class (one per class and run, so ``from solution import InsufficientFunds`` and the exception
+a call raises are the same class, and ``pytest.raises(InsufficientFunds)``, ``pytest.raises
+(ValueError)`` and ``except BankError`` work as with the real one). Its ``args``, ``str()``,
+plain-data attributes and its chain (``__cause__``, ``__context__``) come along.
+
+What steers control flow never crosses as itself: ``StopIteration`` (outside ``next()``),
+``StopAsyncIteration``, ``GeneratorExit``, ``SystemExit``, ``KeyboardInterrupt`` or any other
+class that is not an ``Exception`` end the test as `ControlFlowEscaped`, an abort (as PEP 479
+turns a generator's ``StopIteration`` into an error), so a cache that "raises StopIteration"
+cannot end a test's ``all(map(...))`` early.
+
+Warnings a call emitted are issued again in the test with `warnings.warn_explicit`, under the
+tests' own filters, so ``pytest.warns``, ``recwarn`` and ``-W error`` see them.
+"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from . import wire
+from .faults import ControlFlowEscaped
+from .protocol import clean
+
+MAX_MESSAGE = 4000
+
+
+class CandidateRaised(Exception):
+    """A linked exception (a cause or context) of a class that may not be rebuilt as itself."""
+
+
+def _stand_in_str(self: BaseException) -> str:
+    return str(getattr(self, "verifier_message", ""))
+
+
+def _name(text: Any, fallback: str) -> str:
+    text = str(text)[:200]
+    return text if all(part.isidentifier() for part in text.split(".")) else fallback
+
+
+def _trusted_class(module: str, qualname: str) -> type[BaseException] | None:
+    """The standard library's own class, when the trusted side has already imported its module."""
+    if module.split(".")[0] not in sys.stdlib_module_names or module not in sys.modules:
+        return None
+    obj: Any = sys.modules[module]
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
+
+
+def builtin_base(payload: dict[str, Any]) -> type[BaseException]:
+    """The nearest builtin exception class the payload's MRO names (a trusted class)."""
+    mro = payload.get("mro")
+    for name in mro if isinstance(mro, list) else []:
+        cls = getattr(builtins, str(name), None)
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            return cls
+    return BaseException
+
+
+class CandidateClasses:
+    """The trusted side's classes for the candidate's exception and warning classes of one run."""
+
+    def __init__(self) -> None:
+        self.classes: dict[tuple[str, str], type[BaseException]] = {}
+        #: `warnings.warn_explicit`'s registry for re-issued warnings ("once", "module" filters).
+        self.warning_registry: dict[Any, Any] = {}
+
+    def class_of(self, payload: dict[str, Any]) -> type[BaseException]:
+        """The class a payload describes: the nearest builtin one, or the one built here from
+        the payload's classes and their direct bases (multiple inheritance included)."""
+        chain = payload.get("classes")
+        #: (module, qualname) -> (direct bases, the class's own spelling of its name)
+        entries: dict[tuple[str, str], tuple[list[Any], str]] = {}
+        for entry in chain[: wire.MAX_CLASSES] if isinstance(chain, list) else []:
+            if isinstance(entry, list) and len(entry) == 3 and isinstance(entry[2], list):
+                key = (_name(entry[0], "candidate"), _name(entry[1], "CandidateError"))
+                entries.setdefault(key, (entry[2], clean(str(entry[1]), 200)))
+        fallback = builtin_base(payload)
+        if not entries:
+            return fallback
+        cls = self._class(next(iter(entries)), entries, fallback, 0)
+        return cls if issubclass(cls, fallback) else fallback
+
+    def _class(
+        self,
+        key: tuple[str, str],
+        entries: dict[tuple[str, str], tuple[list[Any], str]],
+        fallback: type[BaseException],
+        depth: int,
+    ) -> type[BaseException]:
+        module, qualname = key
+        real = _trusted_class(module, qualname)
+        if real is not None:
+            return real
+        known = self.classes.get(key)
+        if known is not None:
+            return known
+        bases: list[type[BaseException]] = []
+        refs, spelling = entries.get(key, ([], qualname))
+        for ref in refs[:8]:
+            base: Any = None
+            if isinstance(ref, str):
+                base = getattr(builtins, ref, None)
+            elif isinstance(ref, list) and len(ref) == 2 and depth < wire.MAX_CLASSES:
+                ref_key = (_name(ref[0], "candidate"), _name(ref[1], "CandidateError"))
+                if ref_key in entries:
+                    base = self._class(ref_key, entries, fallback, depth + 1)
+            if isinstance(base, type) and issubclass(base, BaseException) and base not in bases:
+                bases.append(base)
+        if not bases:
+            bases = [fallback]
+        # The class's own spelling stays in __qualname__, as data: pytest shows it only in the
+        # failure's text (the untrusted detail); trusted summaries name the builtin class.
+        namespace = {"__module__": module, "__qualname__": spelling, "__str__": _stand_in_str}
+        name = qualname.rpartition(".")[2]
+        cls: type[BaseException] | None = None
+        for tried in (tuple(bases), (bases[0],)):
+            try:
+                cls = type(name, tried, namespace)
+                break
+            except TypeError:  # bases that cannot be combined (layouts, MRO)
+                continue
+        if cls is None:
+            return bases[0]
+        self.classes[key] = cls
+        return cls
+
+    def rebuild(self, payload: dict[str, Any], resolve: Callable[[str, Any], Any]) -> BaseException:
+        """The exception the test sees for the candidate's raised one, or the abort for one that
+        would steer the test's control flow."""
+        base = builtin_base(payload)
+        raised = str(payload.get("raised", "Exception"))[:200]
+        if base.__name__ in wire.CONTROL_FLOW or not issubclass(base, Exception):
+            return ControlFlowEscaped(
+                f"the candidate raised {base.__name__}, which cannot cross into the tests as itself "
+                "(it would end the test's iteration or its run)",
+                f"{raised}: {str(payload.get('message', ''))[:MAX_MESSAGE]}",
+            )
+        return self._instance(payload, resolve, 0)
+
+    def value(self, payload: dict[str, Any], resolve: Callable[[str, Any], Any]) -> BaseException:
+        """An exception the candidate returned (not raised): rebuilt the same way, as a value."""
+        return self._instance(payload, resolve, 0)
+
+    def _instance(self, payload: dict[str, Any], resolve: Callable[[str, Any], Any], depth: int) -> BaseException:
+        cls = self.class_of(payload)
+        message = str(payload.get("message", ""))[:MAX_MESSAGE]
+        raised = str(payload.get("raised", "Exception"))[:200]
+        if not issubclass(cls, Exception) or builtin_base(payload).__name__ in wire.CONTROL_FLOW:
+            cls = CandidateRaised
+            message = f"{raised}: {message}"
+        exc = _construct(cls, payload.get("args"), message, resolve)
+        if type(exc).__str__ is _stand_in_str or cls is not type(exc):
+            exc.verifier_message = message  # type: ignore[attr-defined]
+        attrs = payload.get("attrs")
+        for key, value in attrs.items() if isinstance(attrs, dict) else ():
+            if isinstance(key, str) and not key.startswith("__") and key != "args":
+                try:
+                    setattr(exc, key, wire.decode(value, resolve=resolve))
+                except Exception:  # noqa: BLE001 - a read-only attribute, a malformed value: left out
+                    continue
+        # The trusted name of what the test sees: the nearest builtin class of the rebuilt one.
+        seen = next((c for c in type(exc).__mro__ if c.__module__ == "builtins"), BaseException)
+        exc.verifier_candidate_raised = seen.__name__  # type: ignore[attr-defined]
+        if depth < wire.MAX_CHAIN:
+            for key in ("cause", "context"):
+                linked = payload.get(key)
+                if isinstance(linked, dict):
+                    setattr(exc, f"__{key}__", self._instance(linked, resolve, depth + 1))
+            exc.__suppress_context__ = payload.get("suppress_context") is True
+        return exc
+
+    def warn(self, payload: dict[str, Any], resolve: Callable[[str, Any], Any]) -> None:
+        """Issue a warning the candidate emitted again, here, under the tests' filters."""
+        category = self.class_of(payload)
+        if not issubclass(category, Warning):
+            category = UserWarning
+        message = str(payload.get("message", ""))[:MAX_MESSAGE]
+        instance = _construct(category, payload.get("args"), message, resolve)
+        if not isinstance(instance, Warning):
+            instance = UserWarning(message)
+        if type(instance).__str__ is _stand_in_str:
+            instance.verifier_message = message  # type: ignore[attr-defined]
+        filename = str(payload.get("filename", "<candidate>"))[:500]
+        lineno = payload.get("lineno")
+        warnings.warn_explicit(
+            instance,
+            type(instance),
+            filename,
+            lineno if type(lineno) is int else 0,
+            registry=self.warning_registry,
+        )
+
+
+def _construct(cls: type[BaseException], args: Any, message: str, resolve: Callable[[str, Any], Any]) -> BaseException:
+    """`cls(*args)` as the candidate built it; else `cls(message)`; else the nearest ancestor
+    that can be built from the message (UnicodeDecodeError -> UnicodeError)."""
+    if args is not None:
+        try:
+            values = wire.decode(args, resolve=resolve)
+            if type(values) is list:
+                return cls(*values)
+        except Exception:  # noqa: BLE001 - malformed arguments, a constructor that refuses them
+            pass
+    for candidate in cls.__mro__:
+        if isinstance(candidate, type) and issubclass(candidate, BaseException):
+            try:
+                return candidate(message)
+            except Exception:  # noqa: BLE001 - a constructor with other required arguments
+                continue
+    return CandidateRaised(message)
