@@ -1,0 +1,55 @@
+"""Stand-ins (issue 21, section 1): whatever trusted code can ask a handle or a rebuilt
+exception, the answer is the real object's, or an abort no suite can catch.
+
+One folder a case in standins/: `solution.py` (its first line says the status, its second the
+technique) and `suite/`. Hostile cases turned the verifier's stand-ins into passes (a refusal
+that was an ordinary TypeError, a StopIteration that ended a test's iteration, an exit that
+came back as an Exception); honest ones are what plain pytest accepts and the stand-ins got
+wrong (protocols a handle claimed or lacked, custom exception classes, warnings, operators)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.adversarial.test_forgery import LIMITS, expected_statuses
+from verifier import Status, Verifier
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+HERE = Path(__file__).parent / "standins"
+CASES = sorted(p for p in HERE.iterdir() if p.is_dir())
+
+
+@pytest.fixture(scope="module")
+def verifier(sandbox_image: str) -> Verifier:
+    return Verifier(image=sandbox_image, limits=LIMITS)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[p.name for p in CASES])
+def test_stand_ins(verifier: Verifier, case: Path) -> None:
+    ev = verifier.check(case / "solution.py", case / "suite")
+    expected = expected_statuses(case / "solution.py")
+    assert ev.status in expected, (ev.status, ev.reason, [(f.test_id, f.message) for f in ev.failures][:6])
+    assert ev.ok is (expected == {Status.PASSED})
+    if not ev.ok:  # a refusal or an abort is never reported as the verifier's own failure
+        assert ev.fault == "candidate", ev.reason
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if expected_statuses(c / "solution.py") == {Status.PASSED}])
+def test_honest_cases_pass_plain_pytest_too(case: Path, tmp_path: Path) -> None:
+    """The honest cases are what plain pytest accepts (the suite and the candidate in one process)."""
+    for item in (case / "suite").iterdir():
+        (tmp_path / item.name).write_bytes(item.read_bytes())
+    (tmp_path / "solution.py").write_bytes((case / "solution.py").read_bytes())
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout[-2000:]
