@@ -154,7 +154,24 @@ def test_pids_limit_caps_processes(sandbox_image: str, runtime: str) -> None:
     assert 0 < started < 64
 
 
-def test_fork_bomb_is_contained_and_host_stays_responsive(sandbox_image: str, runtime: str) -> None:
+def host_process_start_s() -> float:
+    t0 = time.monotonic()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.monotonic() - t0
+
+
+def running_sandbox_of_this_process(client: docker.DockerClient) -> str | None:
+    filters = {"label": [LABEL_MANAGED, f"{LABEL_OWNER_PID}={os.getpid()}"], "status": "running"}
+    running = client.api.containers(filters=filters)
+    return str(running[0]["Id"]) if running else None
+
+
+def test_fork_bomb_is_contained_and_host_stays_responsive(
+    sandbox_image: str, runtime: str, docker_client: docker.DockerClient
+) -> None:
+    """A process started on the host while the bomb runs starts about as fast as one started before
+    it. Measured once the bomb's container runs (however long a busy engine takes to start it), and
+    only counted if the bomb was still running after the measurement."""
     result: list[RawRun] = []
     bomb = threading.Thread(
         target=lambda: result.append(
@@ -169,28 +186,33 @@ def test_fork_bomb_is_contained_and_host_stays_responsive(sandbox_image: str, ru
                         pass
                 """,
                 runtime,
-                timeout_s=6,
+                timeout_s=8,
             )
         )
     )
+    before = host_process_start_s()  # what this machine's load costs a process start anyway
     bomb.start()
-    time.sleep(3)
-    t0 = time.monotonic()
-    subprocess.run([sys.executable, "-c", "pass"], check=True)
-    host_latency = time.monotonic() - t0
+    deadline = time.monotonic() + 120
+    while (cid := running_sandbox_of_this_process(docker_client)) is None and bomb.is_alive():
+        assert time.monotonic() < deadline, "the bomb's container never ran"
+        time.sleep(0.1)
+    time.sleep(2)  # forking up to the pids limit takes well under a second
+    during = host_process_start_s()
+    still_bombing = cid is not None and running_sandbox_of_this_process(docker_client) == cid
     bomb.join(60)
     # gVisor backs every sandbox process with host memory of its own (ptrace stubs): there the bomb
     # meets the memory limit before the time limit.
     assert result and (result[0].timed_out or (runtime == "gvisor" and result[0].oom_killed)), result
-    assert host_latency < 3.0
+    assert still_bombing, "the measurement did not overlap the bomb"
+    assert during < before + 3.0, (before, during)
 
 
 def test_infinite_loop_times_out_on_time(sandbox_image: str, runtime: str) -> None:
-    t0 = time.monotonic()
     raw = run_py(sandbox_image, "while True:\n    pass", runtime, timeout_s=2)
-    elapsed = time.monotonic() - t0
     assert raw.timed_out
-    assert elapsed < 2 + 3.0, f"took {elapsed:.1f} s for a 2 s limit"
+    # The sandbox's own time (from its start to its end), not the engine's creating and removing
+    # the container, which a busy machine stretches to seconds of its own.
+    assert raw.duration_s < 2 + 3.0, f"ran {raw.duration_s:.1f} s for a 2 s limit"
 
 
 def test_sigterm_ignoring_sleeper_is_killed(sandbox_image: str, runtime: str) -> None:
@@ -204,7 +226,6 @@ def test_sigterm_ignoring_sleeper_is_killed(sandbox_image: str, runtime: str) ->
 
 
 def test_stdout_flood_is_truncated(sandbox_image: str, runtime: str) -> None:
-    t0 = time.monotonic()
     raw = run_py(
         sandbox_image,
         "import sys\nchunk = b'x' * (1 << 20)\nfor _ in range(100):\n    sys.stdout.buffer.write(chunk)",
@@ -214,7 +235,7 @@ def test_stdout_flood_is_truncated(sandbox_image: str, runtime: str) -> None:
     )
     assert raw.truncated and raw.output_limited
     assert len(raw.stdout) == 64 * 1024
-    assert time.monotonic() - t0 < 30
+    assert raw.duration_s < 30
 
 
 def test_root_filesystem_is_read_only_and_scratch_is_bounded(sandbox_image: str, runtime: str) -> None:
