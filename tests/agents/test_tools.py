@@ -212,10 +212,14 @@ def test_the_tool_message_carries_the_evidence_as_its_artifact() -> None:
 
 def test_async_tool_does_not_block_the_event_loop() -> None:
     import asyncio
-    import time
+    import threading
+
+    ticked = threading.Event()
 
     def slow(job: SandboxJob) -> RawRun:
-        time.sleep(0.6)
+        # A sandbox that works until the event loop has ticked six times (at most 30 s), not for a
+        # fixed time a busy machine's loop may not tick six times in: a blocked loop never ticks.
+        ticked.wait(30)
         return passing(job)
 
     tool = tool_for(FakeBackend(slow)).tool
@@ -229,6 +233,8 @@ def test_async_tool_does_not_block_the_event_loop() -> None:
             while True:
                 await asyncio.sleep(0.05)
                 ticks += 1
+                if ticks >= 6:
+                    ticked.set()
 
         task = asyncio.create_task(ticker())
         out = await tool.coroutine(runtime=runtime, code=None)  # type: ignore[misc]
