@@ -1,6 +1,15 @@
-"""One sandbox container on the Docker SDK: created locked down, attached, started, read,
-killed and removed. The one place both backends (cold `DockerBackend`, warm `WarmPool`) make
-and drive containers, so both enforce the same limits the same way.
+"""The engine's one home: the one module that imports the Docker SDK (with `hardening`'s create
+argument types) and turns the engine's errors into ours.
+
+Connecting (`connect`), creating, attaching and starting a container (`launch`), killing and
+removing one (`kill`, `remove`), reading an image's record (`inspect_image`, `image_id`) and,
+for every other request of the engine, `translated`: the engine's errors become `EngineError`
+(a `SandboxUnavailable`), chained. Nothing else catches the SDK's exceptions
+(`tests/sandbox/test_engine_home.py` holds every module to that).
+
+`Container` is one sandbox container on the SDK: created locked down, attached, started, read,
+killed and removed. The one place both backends (cold `DockerBackend`, warm `WarmPool`) and the
+agent's sandbox (`DockerSandbox`) make containers, so all enforce the same limits the same way.
 
 Output arrives over one attach socket (stdin, stdout and stderr multiplexed). A reader thread
 keeps a bounded amount of it, recognises the runner's READY and result lines, and reports
@@ -15,15 +24,16 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeAlias
 
 import docker
 import docker.errors
 import requests.exceptions
 
-from verifier.errors import SandboxUnavailable
+from verifier.errors import ImageNotFound, SandboxUnavailable
 from verifier.limits import Limits
 from verifier.runner.clock import starved_now
 from verifier.runner.protocol import READY, RESULT_PREFIX
@@ -32,8 +42,10 @@ from verifier.sandbox.attach import STDERR, pieces
 from verifier.sandbox.backend import SandboxJob
 from verifier.sandbox.hardening import container_kwargs
 
-#: Errors of the engine or of the connection to it.
+#: Errors of the engine or of the connection to it: caught in this module only.
 ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException)
+#: A client of the engine (made by `connect`).
+Client: TypeAlias = docker.DockerClient
 #: How long removal keeps trying while the engine is away (restarting, overloaded).
 REMOVE_BUDGET_S = 30.0
 #: A container whose main process was killed by SIGKILL exits with this code.
@@ -51,6 +63,118 @@ def _unix_time(rfc3339: str) -> str:
         return "0"
     stamp = datetime.fromisoformat(match.group(1) + match.group(2).replace("Z", "+00:00"))
     return str(max(0, int(stamp.timestamp()) - 1))
+
+
+class EngineError(SandboxUnavailable):
+    """The engine, or the connection to it, failed a request (`translated`); chained to the
+    engine's own error, whose words it carries."""
+
+
+@contextmanager
+def translated(what: str = "") -> Iterator[None]:
+    """The engine's errors inside the block become `EngineError` ("what: the engine's words",
+    or the engine's words alone); every other exception passes unchanged."""
+    try:
+        yield
+    except ENGINE_ERRORS as exc:
+        raise EngineError(f"{what}: {exc}" if what else str(exc)) from exc
+
+
+def connect() -> Client:
+    """A client for the local engine, or `SandboxUnavailable` with a readable reason."""
+    try:
+        client = docker.from_env(timeout=120)
+        client.ping()
+    except ENGINE_ERRORS as exc:
+        raise SandboxUnavailable(
+            f"the Docker engine is not answering ({exc.__class__.__name__}); "
+            "start it, e.g. with scripts/ensure-docker.sh"
+        ) from exc
+    return client
+
+
+def close(client: Client) -> None:
+    """Close a client; an engine that is already gone is no error."""
+    try:
+        client.close()
+    except ENGINE_ERRORS:
+        pass
+
+
+def inspect_image(api: Any, ref: str) -> dict[str, Any] | None:
+    """The engine's record of image `ref`, None when it has no such image. Raises EngineError."""
+    with translated():
+        try:
+            return dict(api.inspect_image(ref))
+        except docker.errors.ImageNotFound:
+            return None
+
+
+def image_id(api: Any, ref: str) -> str:
+    """The id of the sandbox image `ref`. Raises ImageNotFound (not built) or SandboxUnavailable."""
+    with translated(f"cannot inspect image {ref!r}"):
+        try:
+            return str(api.inspect_image(ref)["Id"])
+        except docker.errors.NotFound as exc:
+            raise ImageNotFound(f"sandbox image {ref!r} is not built; run `verifier image build`") from exc
+
+
+def remove_image(api: Any, ref: str) -> bool:
+    """Remove image `ref`; False when the engine refused (in use by a container, or already gone)."""
+    try:
+        api.remove_image(ref)
+    except docker.errors.APIError:
+        return False
+    return True
+
+
+def launch(
+    api: Any,
+    *,
+    name: str,
+    image_id: str,
+    command: Sequence[str],
+    kwargs: dict[str, Any],
+    attach: Mapping[str, int],
+    attached: Callable[[str, Any], None],
+    what: str = "the sandbox",
+    limits: Limits | None = None,
+) -> str:
+    """Create container `name` (`kwargs`: `hardening.container_kwargs`, host_config included),
+    attach to it (`attach`: the streams), hand the id and the attach socket to `attached` before
+    the container starts, and start it; returns its id.
+
+    Leaves nothing behind: on any failure (Ctrl-C too) the container is removed by name, and the
+    engine's error becomes SandboxUnavailable ("`what` could not start"); with `limits`, an
+    engine that lacks the runtime they ask for says so instead (`RuntimeNotRegistered`).
+    """
+    try:
+        host_config = api.create_host_config(**kwargs.pop("host_config"))
+        cid = str(
+            api.create_container(image_id, command=list(command), name=name, host_config=host_config, **kwargs)["Id"]
+        )
+        attached(cid, api.attach_socket(cid, params=dict(attach)))
+        api.start(cid)
+    except BaseException as exc:
+        # By name: also when Ctrl-C arrived while the engine was still creating it.
+        remove(api, name)
+        if isinstance(exc, ENGINE_ERRORS):
+            if limits is not None:
+                try:  # the clearer reason, when the engine lacks the runtime the limits ask for
+                    runtime.require(api, limits)
+                except ENGINE_ERRORS:
+                    pass  # the engine is away: the create's own error says so
+            raise SandboxUnavailable(f"{what} could not start: {exc}") from exc
+        raise
+    return cid
+
+
+def kill(api: Any, cid: str) -> None:
+    """Kill a container; one that is already gone (or an engine that is away) is no error."""
+    try:
+        api.kill(cid)
+    except ENGINE_ERRORS:
+        pass
 
 
 def remove(api: Any, name: str, budget_s: float = REMOVE_BUDGET_S) -> bool:
@@ -105,32 +229,32 @@ class Container:
         cap: int,
         prefix: str = "verifier",
     ) -> Container:
-        """Create, attach and start a container. Raises SandboxUnavailable; leaves nothing behind."""
+        """Create, attach and start a container (`launch`). Raises SandboxUnavailable; leaves
+        nothing behind."""
         name = f"{prefix}-{uuid.uuid4().hex[:12]}"
         job = SandboxJob(image=image_id, command=tuple(command), limits=limits, mode=mode)  # type: ignore[arg-type]
-        kwargs = container_kwargs(job, labels)
-        try:
-            host_config = api.create_host_config(**kwargs.pop("host_config"))
-            cid = api.create_container(image_id, command=list(command), name=name, host_config=host_config, **kwargs)[
-                "Id"
-            ]
-            raw = api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+        made: list[Container] = []
+
+        def attached(cid: str, raw: Any) -> None:
             sock: socket.socket = getattr(raw, "_sock", raw)
             sock.settimeout(None)
             container = cls(api, name, cid, sock, image_id, cap)
+            made.append(container)
             container.reader.start()
-            api.start(cid)
-        except BaseException as exc:
-            # By name: also when Ctrl-C arrived while the engine was still creating it.
-            remove(api, name)
-            if isinstance(exc, ENGINE_ERRORS):
-                try:  # the clearer reason, when the engine lacks the runtime the limits ask for
-                    runtime.require(api, limits)
-                except ENGINE_ERRORS:
-                    pass  # the engine is away: the create's own error says so
-                raise SandboxUnavailable(f"the sandbox could not start: {exc}") from exc
-            raise
-        return container
+
+        streams = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+        kwargs = container_kwargs(job, labels)
+        launch(
+            api,
+            name=name,
+            image_id=image_id,
+            command=command,
+            kwargs=kwargs,
+            attach=streams,
+            attached=attached,
+            limits=limits,
+        )
+        return made[0]
 
     # -- output -------------------------------------------------------------------------
     def _read(self) -> None:
@@ -228,10 +352,7 @@ class Container:
     def kill(self, reason: str = "timeout") -> None:
         if self.killed_for is None:
             self.killed_for = reason
-        try:
-            self.api.kill(self.cid)
-        except ENGINE_ERRORS:
-            pass  # already gone
+        kill(self.api, self.cid)
 
     def cpu_s(self) -> float | None:
         """CPU time the container has used so far, from the engine (None when unknown)."""
