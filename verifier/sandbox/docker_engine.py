@@ -1,38 +1,23 @@
 """DockerBackend: one fresh, locked-down container per job, on the Docker SDK.
 
-Docker's exceptions become `SandboxUnavailable` here, chained; a job that fails is a
-`RawRun`, not an exception. Each job holds an admission slot while its container exists.
+The engine's errors become `SandboxUnavailable` (in `container`, chained); a job that fails
+is a `RawRun`, not an exception. Each job holds an admission slot while its container exists.
 """
 
 from __future__ import annotations
 
 import time
 
-import docker
-import docker.errors
-import requests.exceptions
-
-from verifier.errors import ImageNotFound, SandboxUnavailable
+from verifier.sandbox import container as engine
 from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
-from verifier.sandbox.container import ENGINE_ERRORS, Container
+from verifier.sandbox.container import Client, Container, connect, translated
 from verifier.sandbox.gc import owner_labels
+
+__all__ = ["KILL_WAIT_S", "DockerBackend", "connect", "owner_labels"]
 
 #: After a kill, how long to wait for the container to report its exit.
 KILL_WAIT_S = 10.0
-
-
-def connect() -> docker.DockerClient:
-    """A client for the local engine, or `SandboxUnavailable` with a readable reason."""
-    try:
-        client = docker.from_env(timeout=120)
-        client.ping()
-    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-        raise SandboxUnavailable(
-            f"the Docker engine is not answering ({exc.__class__.__name__}); "
-            "start it, e.g. with scripts/ensure-docker.sh"
-        ) from exc
-    return client
 
 
 class DockerBackend(SandboxBackend):
@@ -40,24 +25,19 @@ class DockerBackend(SandboxBackend):
 
     isolation = "fresh"
 
-    def __init__(self, client: docker.DockerClient | None = None, *, admission: Admission | None = None) -> None:
+    def __init__(self, client: Client | None = None, *, admission: Admission | None = None) -> None:
         self._client = client
         self._own_client = client is None
         self.admission = admission or Admission()
 
     @property
-    def client(self) -> docker.DockerClient:
+    def client(self) -> Client:
         if self._client is None:
             self._client = connect()
         return self._client
 
     def image_id(self, image: str) -> str:
-        try:
-            return str(self.client.api.inspect_image(image)["Id"])
-        except docker.errors.ImageNotFound as exc:
-            raise ImageNotFound(f"sandbox image {image!r} is not built; run `verifier image build`") from exc
-        except ENGINE_ERRORS as exc:
-            raise SandboxUnavailable(f"cannot inspect image {image!r}: {exc}") from exc
+        return engine.image_id(self.client.api, image)
 
     def run(self, job: SandboxJob) -> RawRun:
         image_id = self.image_id(job.image)
@@ -74,9 +54,8 @@ class DockerBackend(SandboxBackend):
                 cap=job.limits.output_bytes,
             )
             try:
-                return self._drive(container, job, queued, t0)
-            except ENGINE_ERRORS as exc:
-                raise SandboxUnavailable(f"the sandbox failed to run: {exc}") from exc
+                with translated("the sandbox failed to run"):
+                    return self._drive(container, job, queued, t0)
             finally:
                 container.remove()
 

@@ -24,11 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import docker
-import docker.errors
-
-from verifier.errors import SandboxUnavailable
+from verifier.errors import ImageNotFound, SandboxUnavailable
 from verifier.hashing import tree_sha256
+from verifier.sandbox.container import Client, inspect_image, remove_image, translated
 
 IMAGE_REPO = "verifier-sandbox"
 BASE_REPO = "verifier-base"
@@ -125,16 +123,14 @@ class ImageInfo:
         return dict(self.__dict__)
 
 
-def find_image(client: docker.DockerClient, base: Base = "auto") -> str | None:
+def find_image(client: Client, base: Base = "auto") -> str | None:
     """The id of the built image for the current recipe, or None."""
-    try:
-        return str(client.api.inspect_image(image_tag(base))["Id"])
-    except docker.errors.ImageNotFound:
-        return None
+    meta = inspect_image(client.api, image_tag(base))
+    return None if meta is None else str(meta["Id"])
 
 
 def build(
-    client: docker.DockerClient,
+    client: Client,
     *,
     base: Base = "auto",
     force: bool = False,
@@ -173,7 +169,7 @@ def build(
 
 
 def build_image(
-    client: docker.DockerClient,
+    client: Client,
     *,
     path: Path,
     tag: str,
@@ -186,7 +182,7 @@ def build_image(
     no pull; reports progress lines, and raises SandboxUnavailable with the log's tail on failure.
     Returns the image id."""
     log: list[str] = []
-    try:
+    with translated(f"{what} build failed"):
         for chunk in client.api.build(
             path=str(path),
             tag=tag,
@@ -207,12 +203,10 @@ def build_image(
             if say is not None and (line.startswith("Step ") or line.startswith("installed ")):
                 say(line)
         return str(client.api.inspect_image(tag)["Id"])
-    except docker.errors.DockerException as exc:
-        raise SandboxUnavailable(f"{what} build failed: {exc}") from exc
 
 
 def _prune_superseded(
-    client: docker.DockerClient,
+    client: Client,
     *,
     keep: str,
     say: Progress,
@@ -245,11 +239,8 @@ def _prune_superseded(
     if keep_base.startswith(f"{base_repo}:"):  # a registry base is the registry's, not ours
         doomed += [t for img in api.images(name=base_repo) for t in img.get("RepoTags") or [] if t != keep_base]
     for ref in doomed:
-        try:
-            api.remove_image(ref)
+        if remove_image(api, ref):  # else in use by a container, or already gone
             say(f"removed superseded image {ref}")
-        except docker.errors.APIError:
-            pass  # in use by a container, or already gone
 
 
 def _download_wheels(dest: Path, say: Progress) -> None:
@@ -313,14 +304,11 @@ def apt_mirror(suite: str = DEBIAN_SUITE) -> str:
     raise SandboxUnavailable(f"no apt source for Debian {suite} found on this host; use --base registry")
 
 
-def _ensure_debootstrap_base(client: docker.DockerClient, say: Progress) -> str:
+def _ensure_debootstrap_base(client: Client, say: Progress) -> str:
     spec = base_spec("debootstrap")
     tag = f"{BASE_REPO}:{hashlib.sha256(spec.encode()).hexdigest()[:16]}"
-    try:
-        client.api.inspect_image(tag)
+    if inspect_image(client.api, tag) is not None:
         return tag
-    except docker.errors.ImageNotFound:
-        pass
     if os.geteuid() != 0:
         raise SandboxUnavailable("building the base with debootstrap needs root; or use --base registry")
     mirror = apt_mirror()
@@ -357,22 +345,17 @@ def _ensure_debootstrap_base(client: docker.DockerClient, say: Progress) -> str:
             "ENV LANG=C.UTF-8",
         ]
         repo, _, tagname = tag.partition(":")
-        try:
+        with translated("docker import failed"):
             client.api.import_image_from_file(str(tar_path), repository=repo, tag=tagname, changes=changes)
-        except docker.errors.DockerException as exc:
-            raise SandboxUnavailable(f"docker import failed: {exc}") from exc
     return tag
 
 
-def info(client: docker.DockerClient, base: Base = "auto") -> ImageInfo:
+def info(client: Client, base: Base = "auto") -> ImageInfo:
     """Describe the built image for the current recipe (runs it once to read versions)."""
     tag = image_tag(base)
-    try:
-        meta = client.api.inspect_image(tag)
-    except docker.errors.ImageNotFound as exc:
-        from verifier.errors import ImageNotFound
-
-        raise ImageNotFound(f"sandbox image {tag} is not built; run `verifier image build`") from exc
+    meta = inspect_image(client.api, tag)
+    if meta is None:
+        raise ImageNotFound(f"sandbox image {tag} is not built; run `verifier image build`")
     probe = (
         "import json, platform, pytest, hypothesis;"
         "print(json.dumps([platform.python_version(), pytest.__version__, hypothesis.__version__]))"

@@ -31,16 +31,14 @@ import uuid
 from dataclasses import dataclass
 from typing import Literal
 
-import docker
-
 from verifier.errors import ImageNotFound, SandboxUnavailable
 from verifier.limits import Limits
 from verifier.runner.protocol import is_launch_command, launch_command, split_result_line
 from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
-from verifier.sandbox.container import ENGINE_ERRORS, Container, remove
-from verifier.sandbox.docker_engine import DockerBackend, connect
-from verifier.sandbox.gc import owner_labels
+from verifier.sandbox.container import Client, Container, close, connect, translated
+from verifier.sandbox.docker_engine import DockerBackend
+from verifier.sandbox.gc import owner_labels, sweep
 from verifier.sandbox.runtime import RuntimeNotRegistered
 
 Policy = Literal["fresh", "reuse"]
@@ -87,7 +85,7 @@ class WarmPool(SandboxBackend):
         size: int = 2,
         policy: Policy = "fresh",
         max_uses: int = 200,
-        client: docker.DockerClient | None = None,
+        client: Client | None = None,
         preload: str = "pytest,hypothesis",
         idle_timeout_s: float | None = 600.0,
         admission: Admission | None = None,
@@ -128,7 +126,7 @@ class WarmPool(SandboxBackend):
 
     # -- the engine ---------------------------------------------------------------
     @property
-    def client(self) -> docker.DockerClient:
+    def client(self) -> Client:
         if self._client is None:
             self._client = connect()
         return self._client
@@ -152,11 +150,12 @@ class WarmPool(SandboxBackend):
         try:
             while not self._closed:
                 try:
-                    warm = self._create()
+                    with translated():
+                        warm = self._create()
                 except (ImageNotFound, RuntimeNotRegistered) as exc:  # final: retrying cannot help
                     self._fatal = exc
                     return
-                except (SandboxUnavailable, *ENGINE_ERRORS):
+                except SandboxUnavailable:
                     time.sleep(backoff)  # engine down or restarting: keep trying until closed
                     backoff = min(backoff * 2, 5.0)
                     self._reconnect()
@@ -179,10 +178,7 @@ class WarmPool(SandboxBackend):
 
     def _reconnect(self) -> None:
         if self._own_client and self._client is not None:
-            try:
-                self._client.close()
-            except ENGINE_ERRORS:
-                pass
+            close(self._client)
         self._client = None if self._own_client else self._client
         self._cold = DockerBackend(self._client, admission=self.admission)
 
@@ -372,21 +368,4 @@ class WarmPool(SandboxBackend):
 
     def _sweep(self, timeout: float = SWEEP_TIMEOUT_S) -> None:
         """Remove every container carrying this pool's label; retry while the engine is away."""
-        deadline = time.monotonic() + timeout
-        label = f"{LABEL_POOL_ID}={self.pool_id}"
-        while True:
-            client = None
-            try:
-                client = connect()
-                for c in client.api.containers(all=True, filters={"label": label}):
-                    remove(client.api, c["Id"])
-                if not client.api.containers(all=True, filters={"label": label}):
-                    return
-            except (SandboxUnavailable, *ENGINE_ERRORS):
-                pass
-            finally:
-                if client is not None:
-                    client.close()
-            if time.monotonic() > deadline:
-                return  # `verifier gc` removes what is left once this process is gone
-            time.sleep(0.5)
+        sweep((f"{LABEL_POOL_ID}={self.pool_id}",), timeout_s=timeout)
