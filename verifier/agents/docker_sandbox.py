@@ -48,12 +48,10 @@ from verifier.agents.sandbox_files import (
     upload_stream,
 )
 from verifier.agents.sandbox_limits import FLOOD_FACTOR, AgentSandboxLimits
-from verifier.errors import ImageNotFound, SandboxUnavailable
 from verifier.inputs import MAX_TREE_BYTES, MAX_TREE_FILES, SKIP_DIRS
 from verifier.limits import MiB
 from verifier.sandbox.backend import SandboxJob
-from verifier.sandbox.container import ENGINE_ERRORS, remove
-from verifier.sandbox.docker_engine import connect
+from verifier.sandbox.container import EngineError, connect, image_id, launch, remove, translated
 from verifier.sandbox.gc import owner_labels
 from verifier.sandbox.hardening import container_kwargs
 from verifier.sandbox.image import image_tag
@@ -147,37 +145,33 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
 
     def _start(self, image: str | None) -> str:
         api = self._client.api
-        tag = image or image_tag()
-        try:
-            image_id = str(api.inspect_image(tag)["Id"])
-        except ENGINE_ERRORS as exc:
-            if getattr(exc, "status_code", None) == 404:
-                raise ImageNotFound(f"sandbox image {tag!r} is not built; run `verifier image build`") from exc
-            raise SandboxUnavailable(f"cannot inspect image {tag!r}: {exc}") from exc
-        job = SandboxJob(image=image_id, command=KEEPALIVE, limits=self.limits.container_limits(), mode="plain")
+        made_from = image_id(api, image or image_tag())
+        job = SandboxJob(image=made_from, command=KEEPALIVE, limits=self.limits.container_limits(), mode="plain")
         kwargs = container_kwargs(job, owner_labels({LABEL_AGENT_SANDBOX: self.name}))
         kwargs.update(user=f"{KEEPER_UID}:{KEEPER_UID}", working_dir=WORKSPACE)
-        host = kwargs.pop("host_config")
+        host = kwargs["host_config"]
         workspace = f"rw,nosuid,nodev,size={self.limits.workspace_bytes},uid={AGENT_UID},gid={AGENT_UID},mode=0755"
         host["tmpfs"] = {**host["tmpfs"], WORKSPACE: workspace}
         host["cpu_shares"] = AGENT_CPU_SHARES  # instead of admission slots: see AGENT_CPU_SHARES
-        try:
-            host_config = api.create_host_config(**host)
-            made = api.create_container(
-                image_id, command=list(KEEPALIVE), name=self.name, host_config=host_config, **kwargs
-            )
-            cid = str(made["Id"])
-            stdin = api.attach_socket(cid, params={"stdin": 1, "stream": 1})
+
+        def attached(_cid: str, stdin: Any) -> None:
             self._finalizer = weakref.finalize(self, _release, api, self.name, stdin)
-            api.start(cid)
-        except BaseException as exc:
-            remove(api, self.name)  # by name: also when Ctrl-C came while the engine was creating it
+
+        try:
+            return launch(
+                api,
+                name=self.name,
+                image_id=made_from,
+                command=KEEPALIVE,
+                kwargs=kwargs,
+                attach={"stdin": 1, "stream": 1},
+                attached=attached,
+                what="the agent's sandbox",
+            )
+        except BaseException:  # launch removed it
             if hasattr(self, "_finalizer"):
                 self._finalizer.detach()
-            if isinstance(exc, ENGINE_ERRORS):
-                raise SandboxUnavailable(f"the agent's sandbox could not start: {exc}") from exc
             raise
-        return cid
 
     # -- the session --------------------------------------------------------------------
     @property
@@ -252,17 +246,18 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         argv = shell_command(self.shell, command, seconds + BACKSTOP_S)
         cap = self.limits.output_bytes
         try:
-            # No admission slot (see AGENT_CPU_SHARES): the container's CPU quota and weight bound it.
-            user = f"{AGENT_UID}:{AGENT_UID}"
-            run = Exec(self._client.api, self.container_id, argv, user=user, workdir=WORKSPACE, reports_group=True)
-            try:
-                deadline = run.started + seconds
-                outcome = run.wait(deadline=deadline, cap=cap, stop_after=cap * FLOOD_FACTOR, cancel=cancel)
-            except BaseException:  # Ctrl-C while waiting: the command must not outlive us
-                run.stop("cancelled")
-                run.close()
-                raise
-        except ENGINE_ERRORS as exc:
+            with translated():
+                # No admission slot (see AGENT_CPU_SHARES): the container's CPU quota and weight bound it.
+                user = f"{AGENT_UID}:{AGENT_UID}"
+                run = Exec(self._client.api, self.container_id, argv, user=user, workdir=WORKSPACE, reports_group=True)
+                try:
+                    deadline = run.started + seconds
+                    outcome = run.wait(deadline=deadline, cap=cap, stop_after=cap * FLOOD_FACTOR, cancel=cancel)
+                except BaseException:  # Ctrl-C while waiting: the command must not outlive us
+                    run.stop("cancelled")
+                    run.close()
+                    raise
+        except EngineError as exc:
             reason = one_line(str(exc), 300)
             return ExecuteResponse(output=f"Error: the sandbox could not run the command: {reason}", exit_code=None)
         return self._response(outcome, seconds)
@@ -289,17 +284,19 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
 
     # -- files --------------------------------------------------------------------------
     def _program(self, program: str, args: Sequence[str], *, user: int, stdin: bytes, cap: int) -> ExecOutcome:
+        """Run one of the file programs; the engine's errors come out as EngineError."""
         argv = backstop(TRANSFER_TIMEOUT_S + BACKSTOP_S, [*PYTHON, program, *args])
-        run = Exec(
-            self._client.api,
-            self.container_id,
-            argv,
-            user=f"{user}:{user}",
-            workdir="/",
-            stdin=stdin,
-            stdin_timeout_s=TRANSFER_TIMEOUT_S,
-        )
-        return run.wait(deadline=run.started + TRANSFER_TIMEOUT_S, cap=cap)
+        with translated():
+            run = Exec(
+                self._client.api,
+                self.container_id,
+                argv,
+                user=f"{user}:{user}",
+                workdir="/",
+                stdin=stdin,
+                stdin_timeout_s=TRANSFER_TIMEOUT_S,
+            )
+            return run.wait(deadline=run.started + TRANSFER_TIMEOUT_S, cap=cap)
 
     def _roots(self) -> str:
         return json.dumps(list(self.place.roots))
@@ -334,7 +331,7 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
                 outcome = self._program(UPLOAD, [self._roots()], user=AGENT_UID, stdin=stdin, cap=1 * MiB)
                 results = upload_results(outcome.stdout)
                 failure = one_line(outcome.stderr.decode("utf-8", "replace"), 200) or "no answer from the sandbox"
-            except ENGINE_ERRORS as exc:
+            except EngineError as exc:
                 failure = one_line(str(exc), 200)
         for index, _, data in batch:
             code = results.get(index, f"failed: {failure}")
@@ -369,7 +366,7 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
                 )
                 results = download_results(outcome.stdout)
                 failure = one_line(outcome.stderr.decode("utf-8", "replace"), 200) or "no answer from the sandbox"
-            except ENGINE_ERRORS as exc:
+            except EngineError as exc:
                 failure = one_line(str(exc), 200)
         for position, (index, _) in enumerate(batch):
             found = results.get(position)
@@ -397,7 +394,7 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         args = [self._roots(), where, str(max_files), str(max_bytes), json.dumps(sorted(SKIP_DIRS))]
         try:
             outcome = self._program(FOLDER, args, user=KEEPER_UID, stdin=b"", cap=max_bytes + 1024 * (max_files + 2))
-        except ENGINE_ERRORS as exc:
+        except EngineError as exc:
             return FolderDownloadResponse(path=path, error=f"not read: {one_line(str(exc), 200)}")
         files, failed = folder_results(outcome.stdout)
         if failed is None:

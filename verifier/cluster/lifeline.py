@@ -57,31 +57,12 @@ def spawn(pid: int) -> None:
 
 def sweep(pid: int, timeout: float = SWEEP_TIMEOUT_S) -> int:
     """Remove every container of ours owned by `pid` on this host; returns how many were removed."""
-    import docker
-    import docker.errors
-    import requests.exceptions
+    from verifier.sandbox.gc import sweep as sweep_labelled
+    from verifier.sandbox.hardening import LABEL_OWNER_HOST, LABEL_OWNER_PID
 
-    from verifier.sandbox.hardening import LABEL_MANAGED, LABEL_OWNER_HOST, LABEL_OWNER_PID
-
-    filters = {"label": [LABEL_MANAGED, f"{LABEL_OWNER_PID}={pid}", f"{LABEL_OWNER_HOST}={socket.gethostname()}"]}
-    removed = 0
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            client = docker.from_env(timeout=60)
-            for c in client.api.containers(all=True, filters=filters):
-                try:
-                    client.api.remove_container(c["Id"], force=True, v=True)
-                    removed += 1
-                except docker.errors.NotFound:
-                    pass
-            if not client.api.containers(all=True, filters=filters):
-                return removed
-        except (docker.errors.DockerException, requests.exceptions.RequestException):
-            pass
-        if time.monotonic() > deadline:
-            return removed  # `verifier gc` on this node removes the rest
-        time.sleep(1.0)
+    owner = (f"{LABEL_OWNER_PID}={pid}", f"{LABEL_OWNER_HOST}={socket.gethostname()}")
+    # `verifier gc` on this node removes what is left after the timeout.
+    return len(sweep_labelled(owner, timeout_s=timeout, pause_s=1.0))
 
 
 def main(argv: list[str]) -> int:

@@ -15,8 +15,6 @@ import threading
 import time
 from typing import Literal
 
-import docker.errors
-import requests.exceptions
 from pydantic import BaseModel, ConfigDict
 
 from verifier import __version__
@@ -25,7 +23,7 @@ from verifier.errors import SandboxUnavailable
 from verifier.limits import Limits
 from verifier.sandbox import image as images
 from verifier.sandbox.backend import RawRun, SandboxJob
-from verifier.sandbox.docker_engine import connect
+from verifier.sandbox.container import EngineError, connect, translated
 from verifier.sandbox.image import LABEL_RECIPE, Base
 from verifier.sandbox.pool import WarmPool
 
@@ -116,9 +114,10 @@ class NodeSandbox:
             except SandboxUnavailable as exc:
                 raise NodeRefused(f"node {name} could not build the sandbox image: {exc}") from None
         try:
-            found = client.images.get(spec.image)
-        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-            raise NodeRefused(f"node {name} has no image {spec.image} ({exc.__class__.__name__})") from None
+            with translated():
+                found = client.images.get(spec.image)
+        except EngineError as exc:  # named by the engine's own error (ImageNotFound, ...)
+            raise NodeRefused(f"node {name} has no image {spec.image} ({type(exc.__cause__).__name__})") from None
         label = found.labels.get(LABEL_RECIPE)
         if label != spec.recipe_digest:
             raise NodeRefused(

@@ -22,14 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import docker
-import docker.errors
-
 from verifier.errors import SandboxUnavailable
 from verifier.hashing import canonical_json, sha256_bytes
 from verifier.limits import Limits
 from verifier.review.deps import DependencyError, DependencySpec, normalize
 from verifier.sandbox.backend import SandboxJob
+from verifier.sandbox.container import Client, inspect_image, translated
 from verifier.sandbox.docker_engine import DockerBackend
 from verifier.sandbox.image import LABEL_BUILT_ON, build_image, recipe_dir
 
@@ -87,12 +85,10 @@ def _cache_dir() -> Path:
     return root
 
 
-def find(client: docker.DockerClient, digest: str) -> tuple[str, tuple[str, ...]] | None:
+def find(client: Client, digest: str) -> tuple[str, tuple[str, ...]] | None:
     """(image id, packages) of the environment image with this digest, or None."""
-    api: Any = client.api
-    try:
-        meta = api.inspect_image(f"{ENV_REPO}:{digest[:16]}")
-    except docker.errors.ImageNotFound:
+    meta = inspect_image(client.api, f"{ENV_REPO}:{digest[:16]}")
+    if meta is None:
         return None
     labels = meta.get("Config", {}).get("Labels") or {}
     if labels.get(LABEL_ENV) != digest:
@@ -100,9 +96,7 @@ def find(client: docker.DockerClient, digest: str) -> tuple[str, tuple[str, ...]
     return str(meta["Id"]), tuple(json.loads(labels.get(LABEL_PACKAGES, "[]")))
 
 
-def ensure(
-    client: docker.DockerClient, spec: DependencySpec, base_ref: str, progress: Progress | None = None
-) -> Environment:
+def ensure(client: Client, spec: DependencySpec, base_ref: str, progress: Progress | None = None) -> Environment:
     """The environment image for `spec` on the sandbox image `base_ref`, built only if missing.
 
     Raises:
@@ -111,10 +105,8 @@ def ensure(
     """
     say = progress or (lambda _m: None)
     api: Any = client.api
-    try:
+    with translated(f"cannot inspect the sandbox image {base_ref}"):
         base_id = str(api.inspect_image(base_ref)["Id"])
-    except docker.errors.DockerException as exc:
-        raise SandboxUnavailable(f"cannot inspect the sandbox image {base_ref}: {exc}") from exc
     digest = spec_digest(spec, base_id)
     if not spec.requirements:
         return Environment(digest, base_id, base_id, built=False, packages=(), spec=spec)
@@ -160,7 +152,7 @@ def _dockerfile(base_id: str, pip_wheel: str, install: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _build(client: docker.DockerClient, ctx: Path, digest: str, base_id: str, packages: list[str]) -> str:
+def _build(client: Client, ctx: Path, digest: str, base_id: str, packages: list[str]) -> str:
     return build_image(
         client,
         path=ctx,

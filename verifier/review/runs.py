@@ -19,18 +19,14 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Literal
 
-import docker.errors
-import requests.exceptions
-
-from verifier.errors import SandboxUnavailable
 from verifier.limits import Limits
 from verifier.review.deps import ProjectInfo
 from verifier.review.environment import Environment
 from verifier.review.gitread import Files, to_tar
 from verifier.review.protocol import SupervisorResult, parse
 from verifier.sandbox.backend import RawRun, SandboxJob
-from verifier.sandbox.docker_engine import DockerBackend, connect
-from verifier.sandbox.hardening import LABEL_MANAGED
+from verifier.sandbox.docker_engine import DockerBackend
+from verifier.sandbox.gc import sweep
 
 WORK_DIR = "/tmp/work"
 SITE_DIR = "/tmp/site"
@@ -129,25 +125,13 @@ def run_both(
         # Repeatedly: a container still being created when the first kill went out starts later.
         while not all(f.done() for f in futures):
             try:
-                _kill_labelled(label)
+                sweep((f"{LABEL_REVIEW}={label}",), kill_only=True)
                 wait(futures, timeout=0.5)
             except KeyboardInterrupt:
                 continue
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _kill_labelled(label: str) -> None:
-    try:
-        client = connect()
-        for c in client.api.containers(filters={"label": [LABEL_MANAGED, f"{LABEL_REVIEW}={label}"]}):
-            try:
-                client.api.kill(c["Id"])
-            except (docker.errors.DockerException, requests.exceptions.RequestException):
-                pass
-    except (SandboxUnavailable, docker.errors.DockerException, requests.exceptions.RequestException):
-        pass
 
 
 def failure(output: RunOutput) -> str | None:

@@ -12,9 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
-
-import docker
+from typing import Literal
 
 from verifier import __version__
 from verifier.errors import InvalidInput, SandboxUnavailable
@@ -44,7 +42,7 @@ from verifier.review.split import (
     infrastructure_changes,
     uses_hypothesis,
 )
-from verifier.sandbox.docker_engine import connect
+from verifier.sandbox.container import Client, connect, image_id
 from verifier.sandbox.image import image_tag
 
 #: A repository's whole suite needs more room than one candidate's: these are review's defaults.
@@ -130,9 +128,7 @@ def dependency_specs(
     return base, head
 
 
-def review(
-    req: ReviewRequest, *, progress: Progress | None = None, client: docker.DockerClient | None = None
-) -> ReviewEvidence:
+def review(req: ReviewRequest, *, progress: Progress | None = None, client: Client | None = None) -> ReviewEvidence:
     """Review one change. Raises InvalidInput (bad input) or SandboxUnavailable (no result)."""
     say = progress or (lambda _m: None)
     t0 = time.monotonic()
@@ -144,10 +140,9 @@ def review(
 
     client = client or connect()
     sandbox = req.image or image_tag()
-    api: Any = client.api
     try:
-        sandbox_id = str(api.inspect_image(sandbox)["Id"])
-    except docker.errors.DockerException as exc:
+        sandbox_id = image_id(client.api, sandbox)
+    except SandboxUnavailable as exc:  # not built (ImageNotFound), or the engine failed
         raise SandboxUnavailable(f"the sandbox image {sandbox} is not available; run `verifier image build`") from exc
     envs: dict[tuple[str, ...], env_mod.Environment] = {}
     for spec in (base_spec, head_spec):
