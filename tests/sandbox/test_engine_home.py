@@ -1,0 +1,166 @@
+"""The engine's one home: `verifier/sandbox/container.py` is the only module that imports the
+Docker SDK (with `hardening.py`'s create argument types), makes, attaches, starts and removes
+containers, and catches the engine's errors (turning them into ours); `verifier/sandbox/gc.py`
+is the only one that lists containers to sweep them. Every module under verifier/ is parsed
+(never imported), so a new wing that reopens either seam fails here, naming file and line.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterator
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "verifier"
+HOME = "verifier/sandbox/container.py"
+SWEEP = "verifier/sandbox/gc.py"
+#: Module -> the part of the Docker SDK it may import ("docker": all of it).
+DOCKER_IMPORTS = {HOME: "docker", "verifier/sandbox/hardening.py": "docker.types"}
+#: Where the engine's errors come from: the SDK's and its transport's.
+ERROR_MODULES = ("docker", "requests")
+#: The home's own tuple of them: using it is catching them.
+ERROR_NAMES = {"ENGINE_ERRORS"}
+#: Requests that make, attach, start or remove a container: the home's alone.
+CONTAINER_CALLS = {"create_container", "create_host_config", "attach_socket", "remove_container", "from_env"}
+
+
+@functools.cache
+def modules() -> tuple[tuple[str, ast.Module], ...]:
+    """(path from the checkout, syntax tree) of every module under verifier/."""
+    paths = sorted(PACKAGE.rglob("*.py"))
+    assert len(paths) > 50, f"found only {len(paths)} modules under {PACKAGE}"
+    return tuple(
+        (path.relative_to(PACKAGE.parent).as_posix(), ast.parse(path.read_text(), filename=str(path))) for path in paths
+    )
+
+
+def under(name: str, root: str) -> bool:
+    return name == root or name.startswith(root + ".")
+
+
+def dotted(node: ast.AST) -> str:
+    """`a.b.c` for an attribute chain on a name, '' for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr}" if base else ""
+    return ""
+
+
+def docker_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """(line, module) of every import of the Docker SDK, also inside functions."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if under(alias.name, "docker"):
+                    yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and under(node.module, "docker"):
+            yield node.lineno, node.module
+
+
+def engine_catches(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """(line, name) of every `except` that names one of the engine's errors: a name of the SDK or
+    its transport (`docker.errors.X`, `requests.exceptions.X`, or a name imported from them) or
+    the home's tuple of them. Also what is imported from the home's tuple."""
+    imported: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                bound = alias.asname or alias.name
+                if any(under(node.module, root) for root in ERROR_MODULES):
+                    imported.add(bound)
+                if alias.name in ERROR_NAMES:
+                    imported.add(bound)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ExceptHandler) and node.type is not None:
+            for part in ast.walk(node.type):
+                name = dotted(part)
+                if name and (
+                    any(under(name, root) for root in ERROR_MODULES)
+                    or name.split(".")[0] in imported
+                    or name.split(".")[-1] in ERROR_NAMES
+                ):
+                    yield node.lineno, name
+                    break
+
+
+def calls(tree: ast.Module, names: set[str]) -> Iterator[tuple[int, str]]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in names:
+            yield node.lineno, node.func.attr
+
+
+def test_docker_is_imported_only_in_the_engines_home() -> None:
+    found: dict[str, list[str]] = {}
+    outside: list[str] = []
+    for path, tree in modules():
+        for line, module in docker_imports(tree):
+            found.setdefault(path, []).append(module)
+            allowed = DOCKER_IMPORTS.get(path)
+            if allowed is None or not under(module, allowed):
+                outside.append(f"{path}:{line}: imports {module}")
+    assert not outside, (
+        f"the Docker SDK is imported outside {HOME}; ask the engine through it (connect, launch, "
+        "remove, inspect_image, translated):\n" + "\n".join(outside)
+    )
+    assert "docker" in found.get(HOME, []), f"{HOME} no longer imports docker: this guard watches nothing"
+
+
+def test_the_engines_errors_are_caught_only_in_its_home() -> None:
+    outside = [
+        f"{path}:{line}: catches {name}"
+        for path, tree in modules()
+        if path != HOME
+        for line, name in engine_catches(tree)
+    ]
+    assert not outside, (
+        f"the engine's errors are caught outside {HOME}; wrap the request in `translated()` and "
+        "catch EngineError (a SandboxUnavailable):\n" + "\n".join(outside)
+    )
+    home = dict(modules())[HOME]
+    assert list(engine_catches(home)), f"{HOME} catches none of the engine's errors: this guard watches nothing"
+
+
+def test_containers_are_made_and_removed_only_in_the_engines_home() -> None:
+    outside = [
+        f"{path}:{line}: .{name}()"
+        for path, tree in modules()
+        if path != HOME
+        for line, name in calls(tree, CONTAINER_CALLS)
+    ]
+    assert not outside, f"containers are made or removed outside {HOME} (use launch / remove):\n" + "\n".join(outside)
+
+
+def test_containers_are_swept_by_label_only_in_gc() -> None:
+    listed = {path: [line for line, _ in calls(tree, {"containers"})] for path, tree in modules()}
+    outside = [f"{path}:{line}: lists containers" for path, lines in listed.items() if path != SWEEP for line in lines]
+    assert not outside, f"containers are listed (to sweep them) outside {SWEEP}; use gc.sweep:\n" + "\n".join(outside)
+    assert listed[SWEEP], f"{SWEEP} lists no containers: this guard watches nothing"
+
+
+def test_the_guard_sees_what_it_forbids() -> None:
+    """The detectors themselves, on code that reopens each seam."""
+    sample = ast.parse(
+        "import docker.errors\n"
+        "from requests.exceptions import ConnectionError as Gone\n"
+        "from verifier.sandbox.container import ENGINE_ERRORS\n"
+        "def f(api):\n"
+        "    import docker\n"
+        "    try:\n"
+        "        api.create_container('x')\n"
+        "    except docker.errors.NotFound:\n"
+        "        pass\n"
+        "    except (Gone, KeyError):\n"
+        "        pass\n"
+        "    except ENGINE_ERRORS:\n"
+        "        pass\n"
+        "    except (*ENGINE_ERRORS, OSError):\n"
+        "        pass\n"
+        "    except OSError:\n"
+        "        pass\n"
+    )
+    assert [m for _, m in docker_imports(sample)] == ["docker.errors", "docker"]
+    assert sorted(line for line, _ in engine_catches(sample)) == [8, 10, 12, 14]
+    assert [n for _, n in calls(sample, CONTAINER_CALLS)] == ["create_container"]
