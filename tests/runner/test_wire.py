@@ -130,3 +130,49 @@ def test_decoding_is_bounded_by_the_number_of_values() -> None:
     with pytest.raises(wire.FrameTooLarge):
         wire.loads(bomb, max_values=1000)
     assert len(wire.loads(bomb, max_values=30_000)) == 10_001
+
+
+@given(
+    st.decimals(allow_nan=True)
+    | st.fractions()
+    | st.builds(slice, st.none() | st.integers(), st.none() | st.integers(), st.none() | st.integers())
+    | st.builds(range, st.integers(-5, 5), st.integers(-5, 5), st.integers(1, 3))
+)
+def test_exact_number_types_slices_and_ranges_cross_exactly(value: Any) -> None:
+    back = wire.decode(wire.loads(wire.dumps(wire.encode(value)), max_values=10_000))
+    assert type(back) is type(value)
+    assert str(back) == str(value) and repr(back) == repr(value)  # Decimal: digits, exponent, sign, NaN kind
+
+
+def test_subclasses_of_the_number_types_are_not_values() -> None:
+    import decimal
+    import fractions
+
+    class D(decimal.Decimal):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+    class F(fractions.Fraction):
+        pass
+
+    for value in (D("1"), F(1, 2)):
+        with pytest.raises(wire.NotPlainData):
+            wire.encode(value)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ["R", [["f", "0x1p+0"], 2, 1]],
+        ["R", [0, 2, 0]],
+        ["FR", [1, "2"]],
+        ["FR", [1, 0]],
+        ["DE", "not a number"],
+        ["DE", 5],
+        ["SL", [1, 2]],
+    ],
+)
+def test_malformed_number_values_are_refused(bad: Any) -> None:
+    """Only NotPlainData: any other exception would reach the test as if the candidate raised it."""
+    with pytest.raises(wire.NotPlainData):
+        wire.decode(bad)

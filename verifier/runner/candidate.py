@@ -22,6 +22,7 @@ import os
 import socket
 import sys
 import traceback
+import types
 import warnings
 from typing import Any
 
@@ -147,6 +148,7 @@ class Objects:
         self.table: dict[int, Any] = {}
         self.methods: dict[type, list[str]] = {}
         self.protocols: dict[type, list[str]] = {}
+        self.idents: dict[int, int] = {}
 
     def protocols_of(self, cls: type) -> list[str]:
         if cls not in self.protocols:
@@ -171,8 +173,13 @@ class Objects:
         return self.methods[cls]
 
     def refer(self, obj: Any) -> list[Any]:
-        ident = len(self.table) + 1
-        self.table[ident] = obj
+        # One reference per object (the table keeps it alive, so its id stays its own): the
+        # trusted side then holds one handle per object, and `iter(it) is it` holds there too.
+        ident = self.idents.get(id(obj))
+        if ident is None:
+            ident = len(self.table) + 1
+            self.table[ident] = obj
+            self.idents[id(obj)] = ident
         if isinstance(obj, BaseException):  # an exception as a value: rebuilt there as one
             return ["H", [ident, _text(type(obj).__name__)[:100], "exception_value", [], _exception_payload(obj, self)]]
         if isinstance(obj, type):
@@ -194,17 +201,24 @@ class Objects:
         return wire.decode(value, resolve=self.resolve)
 
 
+#: Module attributes the tests call through a plain forwarding function; other callables (an
+#: lru_cache wrapper, a partial, an instance with __call__) are objects, reached by handle.
+_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+
+
 def _names(mod: Any, objects: Objects) -> dict[str, Any]:
     names: dict[str, Any] = {}
     for name in dir(mod):
         if name.startswith("__"):
             continue
         value = getattr(mod, name, None)
-        if isinstance(value, type) and issubclass(value, BaseException):
+        if isinstance(value, types.ModuleType):
+            names[name] = ["module"]
+        elif isinstance(value, type) and issubclass(value, BaseException):
             names[name] = ["exception", _class_payload(value)]
         elif isinstance(value, type):
             names[name] = ["class"]
-        elif callable(value):
+        elif isinstance(value, _FUNCTIONS):
             names[name] = ["callable"]
         else:
             try:
@@ -214,7 +228,13 @@ def _names(mod: Any, objects: Objects) -> dict[str, Any]:
     return names
 
 
-_STOP = object()
+class _Stop:
+    """An iterator's end, with the value its StopIteration carried (a generator's return)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 _RAISED = object()
 
 
@@ -282,10 +302,12 @@ def _perform(op: str, target: Any, name: str, args: list[Any], kwargs: dict[str,
     if op == "next":
         try:
             return next(target)
-        except StopIteration:
-            return _STOP
+        except StopIteration as stop:
+            return _Stop(stop.value)
     if op == "isinstance":
         return isinstance(args[0], target)
+    if op == "issubclass":
+        return isinstance(args[0], type) and issubclass(args[0], target)
     if op == "dunder":
         return _dunder(target, name, args)
     if op == "exit":
@@ -351,7 +373,10 @@ def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str, ready_fd
         emitted = [_warning_payload(w, objects) for w in caught[: wire.MAX_WARNINGS]]
         if result is not _RAISED:
             try:
-                reply = {"stop": True} if result is _STOP else {"value": objects.encode(result)}
+                if isinstance(result, _Stop):
+                    reply = {"stop": True, "value": objects.encode(result.value)}
+                else:
+                    reply = {"value": objects.encode(result)}
             except wire.NotPlainData as exc:
                 reply = {"not_plain": _text(exc)[:200]}
         if emitted:

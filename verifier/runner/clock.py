@@ -23,6 +23,10 @@ import os
 import time
 from collections.abc import Callable
 
+#: pytest leaves this module's frames out of a failure's text (it reads `__tracebackhide__` from
+#: a frame's globals too): they are the verifier's, not the test's or the candidate's doing.
+__tracebackhide__ = True
+
 #: Sample at most this often (reading the counters costs a few tens of microseconds).
 MIN_INTERVAL_S = 0.02
 #: Below this share of its CPU quota, the sandbox was not the one keeping its CPUs busy.

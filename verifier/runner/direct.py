@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import warnings
 from types import CodeType
 from typing import Any
 
@@ -56,7 +57,10 @@ def run(recorder: Results) -> int:
     for nodeid, fn in tests:
         try:
             recorder.session.begin_test()
-            fn()
+            # Warnings (the candidate's, issued again here) are recorded and dropped, as pytest's
+            # capture would: nothing of a test reaches the server's stderr or stays in its filters.
+            with warnings.catch_warnings(record=True):
+                fn()
         except BaseException as exc:  # noqa: BLE001 - every way a test ends is recorded
             recorder.outcomes[nodeid] = "failed"
             recorder.fail(nodeid, classify(exc), format_detail(exc))

@@ -88,3 +88,9 @@ class SandboxFailure(CallAborted):
     """Not the candidate's doing: the candidate side of the sandbox stopped working."""
 
     kind = "infra"
+
+
+# Shown in a failure's text as `verifier.CandidateTimeout: ...`: the verifier's word, not a path
+# into its internals.
+for _fault in (CallAborted, *CallAborted.__subclasses__()):
+    _fault.__module__ = "verifier"

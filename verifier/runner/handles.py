@@ -35,6 +35,10 @@ REFUSED = (
     "could always say yes. Compare plain values instead, e.g. `assert obj.value() == 3`."
 )
 
+#: pytest leaves this module's frames out of a failure's text (it reads `__tracebackhide__` from
+#: a frame's globals too): they are the verifier's, not the test's or the candidate's doing.
+__tracebackhide__ = True
+
 
 def _refuse(*_: object) -> NoReturn:
     raise HandleRefused(REFUSED)
@@ -260,6 +264,15 @@ class RemoteClassMeta(type):
         if name.startswith("__"):
             raise AttributeError(name)
         return getattr(cls._verifier_handle, name)
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        if sub is cls:
+            return True
+        if not isinstance(sub, RemoteClassMeta):
+            return False  # a class of the trusted side is never a subclass of a candidate class
+        h = cls._verifier_handle
+        answer: bool = _checked(parts(h)[0].request("issubclass", h, (sub,), {}), bool, "issubclass")
+        return answer
 
     def __instancecheck__(cls, obj: Any) -> bool:
         if not isinstance(obj, Handle):

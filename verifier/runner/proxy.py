@@ -46,6 +46,10 @@ from .handles import Handle, handle_of, make_handle, parts, remote_class
 from .protocol import OVERLOAD_FACTOR
 from .rebuilt import CandidateClasses, CandidateRaised, builtin_base
 
+#: pytest leaves this module's frames out of a failure's text (it reads `__tracebackhide__` from
+#: a frame's globals too): they are the verifier's, not the test's or the candidate's doing.
+__tracebackhide__ = True
+
 #: After this many call timeouts in one run, further calls fail at once: the verdict is a
 #: timeout either way, and waiting out every remaining test would only hit the run's limit.
 MAX_TIMEOUTS = 2
@@ -59,6 +63,8 @@ MAX_MESSAGE = 4000
 OUTPUT_CATCH_UP_S = 0.5
 #: Candidate objects one run may hand out (a method that returns a new object forever stops here).
 MAX_HANDLES = 100_000
+#: Candidate texts one test keeps for the falsifying example's check.
+MAX_SPOKEN = 1000
 
 
 __all__ = [
@@ -228,6 +234,11 @@ class CandidateSession:
         self.rebuilt = CandidateClasses()
         #: Handle classes by (type name, protocols) (handles.handle_type).
         self.handle_types: dict[tuple[str, frozenset[str]], type[Handle]] = {}
+        #: What each reference of the current candidate process stands for here: (generation, it).
+        self.known: dict[int, tuple[int, Any]] = {}
+        #: Text the candidate gave this test (str answers, reprs, its class names): a falsifying
+        #: example that holds any of it is not the generated input alone (see Results.fail).
+        self.spoken: list[str] = []
         #: Once set, every later use of the candidate raises (a copy of) this: the candidate
         #: could not be imported, or left the sandbox in a state it cannot be reset from.
         self.blocked: CallAborted | None = None
@@ -244,6 +255,7 @@ class CandidateSession:
     # -- the candidate side's life ------------------------------------------------------
     def begin_test(self) -> None:
         """Per-test mode: no process and no file of an earlier test is left for this one."""
+        self.spoken.clear()
         if not self.per_test or not self.dirty:
             return
         with self.lock:
@@ -432,6 +444,20 @@ class CandidateSession:
         ident, type_name, kind, methods, extra = body
         if type(ident) is not int or type(type_name) is not str or type(methods) is not list:
             raise wire.NotPlainData("malformed reference")
+        known = self.known.get(ident)
+        if known is not None and known[0] == self.generation:
+            return known[1]  # one object, one handle: identity holds on this side too
+        made = self._make(ident, type_name, kind, methods, extra)
+        self.known[ident] = (self.generation, made)
+        return made
+
+    def heard(self, text: str) -> None:
+        """Note candidate text that could reach a failing example's printout."""
+        if text and len(self.spoken) < MAX_SPOKEN:
+            self.spoken.append(text[:MAX_MESSAGE])
+
+    def _make(self, ident: int, type_name: str, kind: Any, methods: list[Any], extra: Any) -> Any:
+        self.heard(type_name[:100])
         self.handles += 1
         if self.handles > MAX_HANDLES:
             raise CandidateOutputLimit(f"the candidate handed out more than {MAX_HANDLES} objects in this run")
@@ -514,7 +540,7 @@ class CandidateSession:
             stop = reply.get("stop") is True
             if stop and op != "next":  # only next() may end an iteration
                 raise CandidateDied(f"the candidate broke the call protocol while running {what}")
-            value = wire.decode(reply["value"], resolve=self._resolve) if not stop and "raised" not in reply else None
+            value = wire.decode(reply["value"], resolve=self._resolve) if "raised" not in reply else None
             raised = self.rebuilt.rebuild(reply, self._resolve) if "raised" in reply else None
             warned = reply.get("warnings")
             if warned is not None and type(warned) is not list:
@@ -524,10 +550,12 @@ class CandidateSession:
         for payload in (warned or [])[: wire.MAX_WARNINGS]:
             if isinstance(payload, dict):
                 self.rebuilt.warn(payload, self._resolve)
+        if type(value) is str:
+            self.heard(value)
         if raised is not None:
             raise raised
         if stop:
-            raise StopIteration
+            raise StopIteration(value) if value is not None else StopIteration
         return value
 
     def call(self, module: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -598,12 +626,12 @@ class CandidateModule(types.ModuleType):
         with session.lock:
             modules = session.ensure(process=False)
         child = f"{self.__name__}.{attr}"
-        if child in modules and child in sys.modules:
-            return sys.modules[child]
         names = modules.get(self.__name__, {})
-        if attr not in names:
+        kind = names.get(attr, ["module"])
+        if kind[0] == "module":  # a submodule (what the package's own attribute is, if it has one)
+            if child in modules and child in sys.modules:
+                return sys.modules[child]
             raise AttributeError(f"the candidate module {self.__name__!r} has no attribute {attr!r}")
-        kind = names[attr]
         if kind[0] == "callable":
             return _make_function(session, self.__name__, attr)
         if kind[0] == "exception":

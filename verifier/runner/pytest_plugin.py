@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from .proxy import CandidateSession
-from .results import Results, Why, classify, is_runner_frame
+from .results import Results, Why, classify
 
 
 class Recorder(Results):
@@ -27,13 +27,6 @@ class Recorder(Results):
         report = yield
         if call.excinfo is not None:
             self.why.setdefault(item.nodeid, classify(call.excinfo.value))
-            if report.failed and call.excinfo.traceback:
-                # The verifier's own frames are not the test's or the candidate's: they leave
-                # the failure's text (it shows the test's frames, then the abort or exception).
-                pruned = call.excinfo.traceback.filter(lambda entry: not is_runner_frame(str(entry.path)))
-                if pruned and len(pruned) != len(call.excinfo.traceback):
-                    call.excinfo.traceback = pruned
-                    report.longrepr = item.repr_failure(call.excinfo)
         return report
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:

@@ -30,6 +30,10 @@ from . import wire
 from .faults import ControlFlowEscaped
 from .protocol import clean
 
+#: pytest leaves this module's frames out of a failure's text (it reads `__tracebackhide__` from
+#: a frame's globals too): they are the verifier's, not the test's or the candidate's doing.
+__tracebackhide__ = True
+
 MAX_MESSAGE = 4000
 
 

@@ -100,6 +100,12 @@ class Results:
         self.failures_total += 1
         if len(self.failures) >= MAX_FAILURES:
             return
+        example = why.falsifying_example
+        if example is not None and any(text in example for text in self.session.spoken):
+            # Hypothesis printed something the candidate said (a repr of an object a strategy
+            # built, a string it returned): the example is not trusted text, so it is data.
+            why = Why(why.kind, why.summary)
+            detail = f"falsifying example (holds the candidate's own text): {example}\n{detail}"
         self.failures.append(
             FailureRecord(
                 test_id=test_id,

@@ -1,12 +1,13 @@
 """Plain data across the process boundary, and length-prefixed frames with limits and deadlines.
 
 Only exact builtin types cross as values: None, bool, int, float, complex, str, bytes, list,
-tuple, dict, set, frozenset. Subclasses are not values (a list subclass with a forged ``__eq__``
-is exactly what a cheating candidate returns): any other object stays in the candidate's
-process and crosses as a reference (["H", ...]: an object of the candidate's table, ["N", ...]:
-a module attribute by name), which the trusted side turns into a handle (handles.py) whose
-comparisons it refuses. Nothing but values built by the trusted side's own decoder, and its
-own handles, ever reaches a test.
+tuple, dict, set, frozenset, slice, range, and the standard library's exact number types
+`decimal.Decimal` and `fractions.Fraction` (rebuilt from their exact text and parts).
+Subclasses are not values (a list subclass with a forged ``__eq__`` is exactly what a
+cheating candidate returns): any other object stays in the candidate's process and crosses as
+a reference (["H", ...]: an object of the candidate's table, ["N", ...]: a module attribute
+by name), which the trusted side turns into a handle (handles.py). Nothing but values built by
+the trusted side's own decoder, and its own handles, ever reaches a test.
 
 A receiver never trusts the sender's pace or size: `recv` takes a deadline for the whole
 frame (a sender that stalls half way is a timeout, not a hang) and a byte limit checked
@@ -21,13 +22,20 @@ import json
 import select
 import socket
 import struct
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 from .protocol import read_exact
 
+#: pytest leaves this module's frames out of a failure's text (it reads `__tracebackhide__` from
+#: a frame's globals too): they are the verifier's, not the test's or the candidate's doing.
+__tracebackhide__ = True
+
 MAX_DEPTH = 200
+#: Longest text of a Decimal that crosses (its digits and exponent).
+MAX_DECIMAL = 100_000
 _LEN = struct.Struct(">I")
 #: A frame's byte limit divided by this is the most values it may decode into, so that what
 #: decoding builds in memory stays proportional to the limit (about 60 bytes per value).
@@ -51,7 +59,7 @@ class FrameTimeout(TimeoutError):
 #: `DUNDERS` in the request's `name`.
 OPS = (
     "call", "callattr", "getattr", "setattr", "getitem", "setitem", "delitem", "contains",
-    "iter", "next", "isinstance", "len", "bool", "str", "repr", "dunder", "exit", "same",
+    "iter", "next", "isinstance", "issubclass", "len", "bool", "str", "repr", "dunder", "exit", "same",
 )  # fmt: skip
 #: Operators a handle forwards as "dunder" requests, each only when the candidate object's type
 #: has it (the candidate process lists them in its reference), so a handle implements exactly
@@ -126,6 +134,14 @@ def encode(value: Any, depth: int = 0, refer: Refer | None = None) -> Any:
         return ["B", base64.b64encode(value).decode()]
     if t is complex:
         return ["C", [value.real.hex(), value.imag.hex()]]
+    if t is slice:
+        return ["SL", [encode(v, depth + 1, refer) for v in (value.start, value.stop, value.step)]]
+    if t is range:
+        return ["R", [encode(v, depth + 1) for v in (value.start, value.stop, value.step)]]
+    if t is getattr(sys.modules.get("decimal"), "Decimal", None):
+        return ["DE", str(value)]
+    if t is getattr(sys.modules.get("fractions"), "Fraction", None):
+        return ["FR", [encode(value.numerator), encode(value.denominator)]]
     if refer is not None:
         return refer(value)
     raise NotPlainData(f"an object of type {t.__name__}, not plain data")
@@ -161,6 +177,24 @@ def decode(value: Any, depth: int = 0, resolve: Resolve | None = None) -> Any:
         return base64.b64decode(body)
     if tag == "C":
         return complex(float.fromhex(body[0]), float.fromhex(body[1]))
+    if tag == "SL" and type(body) is list and len(body) == 3:
+        return slice(*(decode(v, depth + 1, resolve) for v in body))
+    if tag in ("R", "FR") and type(body) is list and len(body) == (3 if tag == "R" else 2):
+        parts = [decode(v, depth + 1) for v in body]
+        if any(type(v) is not int for v in parts) or parts[-1] == 0:  # a step or denominator of 0
+            raise NotPlainData("malformed wire value")
+        if tag == "R":
+            return range(*parts)
+        from fractions import Fraction
+
+        return Fraction(parts[0], parts[1])
+    if tag == "DE" and type(body) is str and len(body) <= MAX_DECIMAL:
+        from decimal import Decimal, InvalidOperation
+
+        try:
+            return Decimal(body)
+        except InvalidOperation:
+            raise NotPlainData("malformed wire value") from None
     if tag in ("H", "N") and resolve is not None:
         return resolve(tag, body)
     raise NotPlainData("unknown wire tag")
