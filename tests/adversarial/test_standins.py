@@ -37,6 +37,8 @@ def test_stand_ins(verifier: Verifier, case: Path) -> None:
     assert ev.ok is (expected == {Status.PASSED})
     if not ev.ok:  # a refusal or an abort is never reported as the verifier's own failure
         assert ev.fault == "candidate", ev.reason
+    for f in ev.failures:  # the candidate's text never reaches a trusted field
+        assert "GRADER" not in f.message and "GRADER" not in (f.falsifying_example or ""), f
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if expected_statuses(c / "solution.py") == {Status.PASSED}])
@@ -53,3 +55,16 @@ def test_honest_cases_pass_plain_pytest_too(case: Path, tmp_path: Path) -> None:
         timeout=120,
     )
     assert run.returncode == 0, run.stdout[-2000:]
+
+
+def test_a_budget_that_ran_out_is_one_fact(verifier: Verifier) -> None:
+    """A run whose time ran out part way: the tests after it are not run for that reason, said
+    as a timeout (never "the candidate could not be imported"), and no failure's text shows the
+    verifier's own frames as if they were the test's or the candidate's."""
+    case = HERE.parent / "budget"
+    limits = verifier.limits.model_copy(update={"timeout_s": 1.0, "call_timeout_s": 1.0})
+    ev = Verifier(image=verifier.image, limits=limits).check(case / "solution.py", case / "suite")
+    assert ev.status is Status.TIMEOUT, (ev.status, ev.reason)
+    assert ev.failures and {f.kind for f in ev.failures} == {"timeout"}, [(f.kind, f.message) for f in ev.failures]
+    assert not any("import" in f.message for f in ev.failures)
+    assert not any("verifier_runner" in f.detail_untrusted for f in ev.failures)
