@@ -1,8 +1,9 @@
 """The result line of the in-container supervisor (verifier/runner/review_plugin.py), parsed.
 
-The supervisor writes exactly one line, ``VERIFIER-REVIEW <nonce> {json}``, to the stdout only
-it holds; the host accepts only the line with the nonce it chose for this run. The models
-below validate its shape and bound every field; text in them is repository-controlled.
+The supervisor writes exactly one line (`verifier.runner.review_protocol.result_line`) to the
+stdout only it holds; the host accepts only the line with the nonce it chose for this run. The
+framing and version are the shared protocol module's; the models below validate the JSON's
+shape and bound every field; text in them is repository-controlled.
 """
 
 from __future__ import annotations
@@ -11,10 +12,9 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from verifier.runner.review_protocol import PROTOCOL, find_result
 from verifier.text import clean
 
-RESULT_PREFIX = "VERIFIER-REVIEW"  # must match verifier/runner/review_plugin.py
-PROTOCOL = 1
 MAX_TEXT = 4000
 
 
@@ -74,18 +74,11 @@ class SupervisorResult(BaseModel):
 
 
 def parse(stdout: bytes, nonce: str) -> SupervisorResult | None:
-    """The result bound to `nonce`, validated; None when there is none (or it is malformed).
-
-    The token is searched anywhere, not only at a line start: the tests can write to the
-    container's stdout too (not knowing the nonce, they cannot forge a result), and a partial
-    line of theirs must not hide the real one.
-    """
-    token = f"{RESULT_PREFIX} {nonce} ".encode()
-    start = stdout.rfind(token)
-    if start < 0:
+    """The result bound to `nonce` (`find_result`), validated; None when there is none, it is
+    malformed, or it is of another protocol version."""
+    payload = find_result(stdout, nonce)
+    if payload is None:
         return None
-    end = stdout.find(b"\n", start)
-    payload = stdout[start + len(token) : end if end >= 0 else len(stdout)]
     try:
         data = json.loads(clean(payload.decode("utf-8", "replace")))
         result = SupervisorResult.model_validate(data)

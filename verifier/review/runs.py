@@ -2,14 +2,14 @@
 
 Each run is one `SandboxJob` in mode "plain" on `DockerBackend` (unprivileged uid, no
 capabilities, read-only root, tmpfs /tmp, no network, the review's `Limits`). The tree and a
-header go in over stdin; the in-container supervisor writes the tree to a scratch copy under
-/tmp, runs pytest, and answers with one nonce-bound line. Ctrl-C kills this review's
+`ReviewHeader` go in over stdin (`verifier.runner.review_protocol`, the module both sides
+import); the in-container supervisor writes the tree to a scratch copy under /tmp, runs pytest,
+and answers with one nonce-bound line. Ctrl-C kills this review's
 containers (found by a label unique to the review), and the backend removes them.
 """
 
 from __future__ import annotations
 
-import json
 import secrets
 import threading
 import time
@@ -24,14 +24,12 @@ from verifier.review.deps import ProjectInfo
 from verifier.review.environment import Environment
 from verifier.review.gitread import Files, to_tar
 from verifier.review.protocol import SupervisorResult, parse
+from verifier.runner.review_protocol import COMMAND, SITE_DIR, WORK_DIR, ReviewHeader, ReviewProject, encode_job
 from verifier.sandbox.backend import RawRun, SandboxJob
 from verifier.sandbox.docker_engine import DockerBackend
 from verifier.sandbox.gc import sweep
 
-WORK_DIR = "/tmp/work"
-SITE_DIR = "/tmp/site"
 LABEL_REVIEW = "org.verifier.review.run"
-COMMAND = ("python3", "-I", "-B", "-m", "verifier_runner.review_plugin", "supervise")
 
 Side = Literal["base", "head"]
 
@@ -65,22 +63,22 @@ def budget_s(limits: Limits) -> float:
 
 def payload(plan: RunPlan, limits: Limits, nonce: str, *, rerun: bool = True) -> bytes:
     tree = to_tar(plan.files)
-    pythonpath = [SITE_DIR] + [f"{WORK_DIR}/{r}" if r else WORK_DIR for r in plan.project.import_roots]
-    config = {
-        "budget_s": budget_s(limits),
-        "work_dir": WORK_DIR,
-        "site_dir": SITE_DIR,
-        "pythonpath": pythonpath,
-        "hypothesis": plan.hypothesis,
-        "rerun": rerun,
-        "project": {
-            "name": plan.project.name,
-            "version": plan.project.version,
-            "entry_points": plan.project.entry_points,
-        },
-    }
-    header = json.dumps({"nonce": nonce, "tree_bytes": len(tree), "config": config}).encode()
-    return header + b"\n" + tree
+    header = ReviewHeader(
+        nonce=nonce,
+        tree_bytes=len(tree),
+        budget_s=budget_s(limits),
+        pythonpath=(SITE_DIR, *(f"{WORK_DIR}/{r}" if r else WORK_DIR for r in plan.project.import_roots)),
+        hypothesis=plan.hypothesis,
+        rerun=rerun,
+        project=ReviewProject(
+            name=plan.project.name or "",
+            version=plan.project.version or "",
+            entry_points=plan.project.entry_points,
+        ),
+        work_dir=WORK_DIR,
+        site_dir=SITE_DIR,
+    )
+    return encode_job(header, tree)
 
 
 def run_one(plan: RunPlan, limits: Limits, review_label: str) -> RunOutput:

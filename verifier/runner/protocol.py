@@ -324,7 +324,8 @@ def encode_job(
 
 def read_exact(read: Callable[[int], bytes], n: int) -> bytes:
     """Exactly `n` bytes from `read` (a stream's read or a socket's recv); EOFError if it ends
-    first. The one such loop: stdin here, frames in wire.py, Docker's attach stream on the host."""
+    first. The one such loop: stdin here and in review_protocol.py, frames in wire.py, Docker's
+    attach stream on the host."""
     buf = bytearray()
     while len(buf) < n:
         chunk = read(min(n - len(buf), 1 << 20))

@@ -1,13 +1,15 @@
 """In-container side of `verifier review`: runs a repository's own tests on one tree.
 
-Standard library and pytest only; imported by nothing on the host. Two roles, one module:
+Standard library and pytest only; imported by nothing on the host (what both sides share is
+review_protocol.py). Two roles, one module:
 
     supervise  (python3 -I, the container's main process)
-        reads {header line, tree tar} from stdin, writes the tree to a scratch copy, starts a
-        worker, keeps what the worker reports, reruns failing tests once in a fresh worker on a
-        fresh copy, and writes ONE line, ``VERIFIER-REVIEW <nonce> {json}``, to the stdout only
-        it holds. It imports no repository code and is not dumpable, so nothing the tests run
-        can read its memory (the nonce) or its file descriptors.
+        reads a job (`review_protocol.read_job`: a `ReviewHeader` line, the tree tar) from
+        stdin, writes the tree to a scratch copy, starts a worker, keeps what the worker
+        reports, reruns failing tests once in a fresh worker on a fresh copy, and writes ONE
+        result line (`review_protocol.result_line`) to the stdout only it holds. It imports
+        no repository code and is not dumpable, so nothing the tests run can read its memory
+        (the nonce) or its file descriptors.
     worker     (python3 -P, started by the supervisor)
         runs pytest in the tree with a small plugin that sends each test's outcome, by node id,
         as a JSON line over an inherited pipe. Its stdout and stderr are pipes the supervisor
@@ -18,7 +20,7 @@ shares a process with pytest and with this plugin (``isolation: in-process``): i
 forge its own outcomes there. What the split still guarantees: a worker that dies, exits
 early (``os._exit(0)``) or hangs leaves its unreported tests *missing*, never passed.
 
-Usage (inside the sandbox image): python3 -I -B -m verifier_runner.review_plugin supervise
+Usage (inside the sandbox image): `review_protocol.COMMAND`
 """
 
 from __future__ import annotations
@@ -37,10 +39,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-PROTOCOL = 1
-RESULT_PREFIX = "VERIFIER-REVIEW"
+from .review_protocol import MODULE as IMAGE_MODULE
+from .review_protocol import ReviewHeader, ReviewProject, read_job, result_line
+
 PR_SET_DUMPABLE = 4
-MAX_HEADER_BYTES = 1 << 20
 MAX_EXCERPT = 1500
 MAX_LOG_TAIL = 4000
 MAX_REPORT_BYTES = 64 << 20
@@ -50,7 +52,7 @@ EXIT_GRACE_S = 5.0
 #: Reruns need at least this much of the budget left.
 MIN_RERUN_S = 3.0
 #: This module's import name: verifier_runner.review_plugin in the image (verifier.runner... in a checkout).
-MODULE = __spec__.name if __spec__ is not None else "verifier_runner.review_plugin"
+MODULE = __spec__.name if __spec__ is not None else IMAGE_MODULE
 
 
 # ----------------------------------------------------------------------------- supervisor
@@ -61,16 +63,6 @@ def _prctl(option: int, value: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
     except (OSError, AttributeError):
         pass
-
-
-def _read_exact(stream: Any, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = stream.read(n - len(buf))
-        if not chunk:
-            raise EOFError(f"input ended after {len(buf)} of {n} bytes")
-        buf += chunk
-    return bytes(buf)
 
 
 def _safe_member_path(root: str, name: str) -> str:
@@ -106,14 +98,14 @@ def write_tree(data: bytes, root: str) -> int:
     return count
 
 
-def write_dist_info(site: str, project: dict[str, Any]) -> None:
+def write_dist_info(site: str, project: ReviewProject) -> None:
     """Metadata of the project under test, so `importlib.metadata` finds it as installed."""
     shutil.rmtree(site, ignore_errors=True)
     os.makedirs(site)
-    name = str(project.get("name") or "")
+    name = project.name
     if not name:
         return
-    version = str(project.get("version") or "0+unknown")
+    version = project.version or "0+unknown"
     stem = f"{name.replace('-', '_')}-{version.replace('-', '_')}.dist-info"
     info = os.path.join(site, stem)
     os.makedirs(info)
@@ -121,7 +113,7 @@ def write_dist_info(site: str, project: dict[str, Any]) -> None:
         fh.write(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
     with open(os.path.join(info, "INSTALLER"), "w", encoding="utf-8") as fh:
         fh.write("verifier-review\n")
-    groups: dict[str, dict[str, str]] = project.get("entry_points") or {}
+    groups = project.entry_points
     if groups:
         with open(os.path.join(info, "entry_points.txt"), "w", encoding="utf-8") as fh:
             for group, entries in sorted(groups.items()):
@@ -180,9 +172,9 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def run_worker(config: dict[str, Any], args: list[str], deadline: float) -> dict[str, Any]:
+def run_worker(header: ReviewHeader, args: list[str], deadline: float) -> dict[str, Any]:
     """One pytest session in a fresh worker process; what it reported, and how it ended."""
-    work = config["work_dir"]
+    work = header.work_dir
     report_r, report_w = os.pipe()
     out_r, out_w = os.pipe()
     env = {
@@ -192,7 +184,7 @@ def run_worker(config: dict[str, Any], args: list[str], deadline: float) -> dict
         "TZ": "UTC",
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONPATH": os.pathsep.join(config["pythonpath"]),
+        "PYTHONPATH": os.pathsep.join(header.pythonpath),
     }
     started = time.monotonic()
     proc = subprocess.Popen(
@@ -213,7 +205,7 @@ def run_worker(config: dict[str, Any], args: list[str], deadline: float) -> dict
     output.start()
     assert proc.stdin is not None
     try:
-        proc.stdin.write(json.dumps({"args": args, "work_dir": work, "hypothesis": config["hypothesis"]}).encode())
+        proc.stdin.write(json.dumps({"args": args, "work_dir": work, "hypothesis": header.hypothesis}).encode())
         proc.stdin.close()
     except OSError:
         pass  # it died before reading its arguments; its exit says why
@@ -291,32 +283,29 @@ def summarize(raw: dict[str, Any]) -> dict[str, Any]:
 def supervise(stdin: Any, result_fd: int) -> None:
     """Read one job, run it, write the nonce-bound result line to `result_fd`."""
     received = time.monotonic()
-    header = json.loads(stdin.readline(MAX_HEADER_BYTES))
-    nonce = str(header["nonce"])
-    tree = _read_exact(stdin, int(header["tree_bytes"]))
-    config: dict[str, Any] = header["config"]
-    deadline = received + float(config["budget_s"])
-    result: dict[str, Any] = {"protocol": PROTOCOL}
+    # A malformed job (or one of another protocol version) raises here: no nonce, no result
+    # line, and the error's last line on stderr is what the host reports.
+    header, tree = read_job(stdin)
+    deadline = received + header.budget_s
+    result: dict[str, Any] = {}
     try:
-        work = config["work_dir"]
+        work = header.work_dir
         files = write_tree(tree, work)
-        write_dist_info(config["site_dir"], config.get("project") or {})
+        write_dist_info(header.site_dir, header.project)
         result["files"] = files
-        first = summarize(run_worker(config, [], deadline))
+        first = summarize(run_worker(header, [], deadline))
         runs = [first]
         failing = sorted(i for i, r in first["results"].items() if r["outcome"] in ("failed", "error"))
-        if failing and config.get("rerun", True) and deadline - time.monotonic() > MIN_RERUN_S:
+        if failing and header.rerun and deadline - time.monotonic() > MIN_RERUN_S:
             write_tree(tree, work)  # the rerun starts from the same tree, not what the first run left
-            runs.append(summarize(run_worker(config, failing, deadline)))
+            runs.append(summarize(run_worker(header, failing, deadline)))
         elif failing:
-            result["rerun_skipped"] = "no time left" if config.get("rerun", True) else "disabled"
+            result["rerun_skipped"] = "no time left" if header.rerun else "disabled"
         result["runs"] = runs
     except Exception as exc:  # noqa: BLE001 - any failure of ours is reported, never a silent pass
         result["error"] = f"{exc.__class__.__name__}: {exc}"[:2000]
     result["supervisor_s"] = time.monotonic() - received
-    # A leading newline ends any partial line the tests left on the container's stdout.
-    line = f"\n{RESULT_PREFIX} {nonce} {json.dumps(result)}\n".encode()
-    view = memoryview(line)
+    view = memoryview(result_line(header.nonce, result))
     while view:
         view = view[os.write(result_fd, view) :]
 
