@@ -301,7 +301,8 @@ def literal_definitions(root: Path) -> list[str]:
 
 
 def test_the_review_protocol_is_written_only_in_its_home() -> None:
-    assert literal_definitions(ROOT) == []
+    found = literal_definitions(ROOT)
+    assert not found, f"written outside {HOME} (import it from there instead):\n" + "\n".join(found)
 
 
 def test_the_guard_sees_a_copy(tmp_path: Path) -> None:
