@@ -9,7 +9,8 @@ code, the trees a run sees), `provenance` (unchanged / added / edited tests), `d
 (declared dependencies, the project itself), `environment` (dependency images, offline),
 `runs` (containers), `protocol` (the in-container result line), `classify` (the table and
 the verdict), `evidence` (`ReviewEvidence`), `reports` (markdown, json, junit, sarif),
-`service` (`review()`). The in-container side is verifier/runner/review_plugin.py.
+`service` (`review()`). The in-container side is verifier/runner/review_plugin.py; what both
+sides must agree on (command, paths, header, result line) is verifier/runner/review_protocol.py.
 """
 
 from verifier.review.evidence import ReviewEvidence, TestClass, review_json_schema
