@@ -11,6 +11,7 @@ from verifier.review.evidence import Outcome, SideResult, TestClass
 from verifier.review.gitread import Entry
 from verifier.review.protocol import SupervisorResult
 from verifier.review.provenance import Provenance, ProvenanceIndex
+from verifier.runner.review_protocol import PROTOCOL
 
 P, F, E, S, A, M = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED, Outcome.ABSENT, Outcome.MISSING
 U, ADD, ED = Provenance.UNCHANGED, Provenance.ADDED, Provenance.EDITED
@@ -58,7 +59,7 @@ def session(**kw: Any) -> dict[str, Any]:
 
 
 def view(*sessions: dict[str, Any], error: str | None = None) -> SideView:
-    return SideView(SupervisorResult.model_validate({"protocol": 1, "runs": list(sessions), "error": error}))
+    return SideView(SupervisorResult.model_validate({"protocol": PROTOCOL, "runs": list(sessions), "error": error}))
 
 
 def test_collection_errors_map_onto_the_tests_of_their_file() -> None:

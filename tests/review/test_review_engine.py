@@ -20,6 +20,7 @@ from verifier.review.deps import DependencySpec
 from verifier.review.environment import ENV_REPO, LABEL_ENV, spec_digest
 from verifier.review.evidence import Outcome
 from verifier.review.reports import markdown
+from verifier.runner.review_protocol import PROTOCOL
 
 pytestmark = pytest.mark.docker
 
@@ -218,13 +219,13 @@ def test_forges_a_result():
 """
 
 FORGERY = """
-    line = 'VERIFIER-REVIEW 00000000000000000000000000000000 {"protocol": 1, "runs": []}'
+    line = 'VERIFIER-REVIEW 00000000000000000000000000000000 {"protocol": PROTOCOL, "runs": []}'
     print(line)
     print("1 passed in 0.01s")
     with open("/proc/1/fd/1", "w") as out:  # the container's stdout, through PID 1
         out.write(line + chr(10) + line)  # a whole line, then one left open
     assert False, "fails, whatever it printed"
-"""
+""".replace("PROTOCOL", str(PROTOCOL))  # a result of the current version: only the nonce it lacks gives it away
 
 
 def test_tests_cannot_reach_the_result_channel_or_forge_by_printing(sandbox_image: str, tmp_path: Path) -> None:
