@@ -51,9 +51,9 @@ def assert_one_line_error(done: subprocess.CompletedProcess[str], words: str) ->
         (["--base", "main", "--patch", "PATCH"], "the patch does not apply"),
         (["--base", "main", "--patch", "MISSING"], "cannot read the patch"),
         (["--base", "main", "--head", "change", "--patch", "PATCH"], "not both"),
-        (["--base", "main", "--tests", "mine"], "--tests must be head or base"),
+        (["--base", "main", "--tests", "mine"], "--tests: 'mine' is not one of 'head', 'base'"),
         (["--base", "main", "-f", "markdown", "-f", "sarif"], "several formats need --out-dir"),
-        (["--base", "main", "-f", "html"], "unknown format 'html'"),
+        (["--base", "main", "-f", "html"], "--format: 'html' is not one of 'markdown', 'json', 'junit', 'sarif'"),
     ],
 )
 def test_bad_input_exits_2_with_one_line_and_leaves_the_repository_untouched(

@@ -144,6 +144,24 @@ class RunsReport:
         return dict(self.__dict__)
 
 
+@dataclass(frozen=True)
+class RunSummary:
+    """One grading run as `verifier runs list` shows it."""
+
+    grading_run_id: str
+    thread_id: str | None
+    scope: str | None
+    rounds: int
+    final_result: str
+    tool_calls: int
+    override: str | None
+    started_at: float
+    ended_at: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
 def _percentile(values: list[float], q: float) -> float | None:
     if not values:
         return None
@@ -338,6 +356,47 @@ class RunRecorder:
                 .order_by(tool_calls_t.c.recorded_at)
             ).mappings()
             return [ToolCall(**{k: v for k, v in row.items() if k != "recorded_at"}) for row in rows]
+
+    def runs(self, limit: int | None = None) -> list[RunSummary]:
+        """The recorded grading runs, the most recently evaluated first (at most `limit`)."""
+        with self.engine.connect() as conn:
+            evals = list(conn.execute(sa.select(evaluations_t).order_by(evaluations_t.c.iteration)).mappings())
+            calls = conn.execute(
+                sa.select(tool_calls_t.c.grading_run_id, sa.func.count())
+                .where(tool_calls_t.c.grading_run_id.is_not(None))
+                .group_by(tool_calls_t.c.grading_run_id)
+            ).all()
+            overrides = {r["grading_run_id"]: r["verdict"] for r in conn.execute(sa.select(overrides_t)).mappings()}
+        counts = {str(run_id): int(n) for run_id, n in calls}
+        grouped: dict[str, list[Mapping[str, Any]]] = {}
+        for row in evals:
+            grouped.setdefault(row["grading_run_id"], []).append(dict(row))
+        summaries = [
+            RunSummary(
+                grading_run_id=run_id,
+                thread_id=rows[-1]["thread_id"],
+                scope=rows[-1]["scope"],
+                rounds=rows[-1]["iteration"] + 1,
+                final_result=rows[-1]["result"],
+                tool_calls=counts.get(run_id, 0),
+                override=overrides.get(run_id),
+                started_at=min(float(r["recorded_at"]) for r in rows),
+                ended_at=max(float(r["recorded_at"]) for r in rows),
+            )
+            for run_id, rows in grouped.items()
+        ]
+        summaries.sort(key=lambda s: (s.ended_at, s.grading_run_id), reverse=True)
+        return summaries if limit is None else summaries[:limit]
+
+    def override_of(self, grading_run_id: str) -> dict[str, Any] | None:
+        """A person's verdict on the run (verdict, note, recorded_at), or None."""
+        with self.engine.connect() as conn:
+            row = (
+                conn.execute(sa.select(overrides_t).where(overrides_t.c.grading_run_id == grading_run_id))
+                .mappings()
+                .first()
+            )
+        return None if row is None else {k: row[k] for k in ("verdict", "note", "recorded_at")}
 
     def report(self) -> RunsReport:
         with self.engine.connect() as conn:

