@@ -103,10 +103,15 @@ def limits_failure(exc: PydanticError) -> typer.Exit:
     first = exc.errors()[0]
     field = str(first["loc"][0]) if first["loc"] else ""
     option = OPTION_OF.get(field, field)
-    detail = str(first["msg"]).removeprefix("Value error, ")
+    return fail(f"{option} {first.get('input')!r}: {_plain(str(first['msg']))}", option=option)
+
+
+def _plain(detail: str) -> str:
+    """pydantic's wording of what is allowed, as a clause after the option (`should be ...`)."""
+    detail = detail.strip().rstrip(".").removeprefix("Value error, ")
     if detail.startswith("Input should be "):
         detail = "should be " + detail.removeprefix("Input should be ")
-    return fail(f"{option} {first.get('input')!r}: {detail}", option=option)
+    return detail
 
 
 def parse_size(text: str, option: str) -> int:
@@ -195,9 +200,7 @@ def usage_line(exc: click_errors.ClickException) -> tuple[str, str | None]:
             what = f": {help_text.split('. ')[0].rstrip('.')}" if help_text else ""
         message = f"{option} is required{what}"
     elif isinstance(exc, click_errors.BadParameter) and option is not None:
-        detail = exc.message.strip().rstrip(".").removeprefix("Value error, ")
-        if detail.startswith("Input should be "):
-            detail = "should be " + detail.removeprefix("Input should be ")
+        detail = _plain(exc.message)
         cause = exc.__cause__
         inputs = [e.get("input") for e in cause.errors()] if isinstance(cause, PydanticError) else []
         shown = f" {inputs[0]!r}" if inputs and isinstance(inputs[0], str) and repr(inputs[0]) not in detail else ""
