@@ -94,35 +94,6 @@ class Verifier:
         pool = WarmPool(image=image, limits=limits, size=size, policy=policy, max_uses=max_uses, preload=preload)
         return cls(backend=pool, image=image, limits=limits)
 
-    @classmethod
-    def ray(
-        cls,
-        address: str = "auto",
-        *,
-        per_node: int | None = None,
-        policy: Literal["fresh", "reuse"] = "reuse",
-        limits: Limits | None = None,
-        image: str | None = None,
-        max_uses: int = 200,
-        preload: str = "pytest,hypothesis",
-        resource: str | None = None,
-    ) -> Verifier:
-        """A Verifier on a Ray cluster (the `ray` extra; docs/scale.md): a warm pool on every
-        node's own engine. Close it to remove every node's containers; `verify_batch` keeps every
-        node busy (its workers default to the cluster's slots)."""
-        from verifier.cluster import ray_verifier
-
-        return ray_verifier(
-            address,
-            per_node=per_node,
-            policy=policy,
-            limits=limits,
-            image=image,
-            max_uses=max_uses,
-            preload=preload,
-            resource=resource,
-        )
-
     @property
     def backend(self) -> SandboxBackend:
         if self._backend is None:

@@ -149,11 +149,10 @@ def humaneval(
     # The sandboxes start first (in the background): reading the inputs overlaps their start.
     try:
         if ray is not None:
-            from verifier.cluster import RayBackend
-            from verifier.verify import Verifier
+            from verifier.cluster import RayBackend, ray_verifier
 
             # Every node finds or builds the image of the driver's recipe itself.
-            verifier = Verifier.ray(ray, policy=pool_policy, limits=limits, preload="", max_uses=BENCH_MAX_USES)
+            verifier = ray_verifier(ray, policy=pool_policy, limits=limits, preload="", max_uses=BENCH_MAX_USES)
             cluster = verifier.backend if isinstance(verifier.backend, RayBackend) else None
             workers = workers or (cluster.slots if cluster else default_workers())
         else:

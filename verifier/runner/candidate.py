@@ -27,7 +27,7 @@ import warnings
 from typing import Any
 
 from . import wire
-from .zygote import keep_only_descriptors, say_ready
+from .newborn import keep_only_descriptors, say_ready
 
 MAX_TEXT = 4000
 #: Requests come from the trusted side; this only bounds what this process reads.
@@ -319,7 +319,7 @@ def _perform(op: str, target: Any, name: str, args: list[Any], kwargs: dict[str,
 
 
 def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str, ready_fd: int) -> None:
-    """Import the candidate's modules and answer calls on `rpc_fd`; `ready_fd`: see zygote.say_ready."""
+    """Import the candidate's modules and answer calls on `rpc_fd`; `ready_fd`: see newborn.say_ready."""
     os.setsid()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)

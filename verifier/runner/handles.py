@@ -22,13 +22,20 @@ that made it (one test, by default); using it later is a fault (`StaleHandle`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from . import wire
 from .faults import HandleRefused, NotPlainData
 
-if TYPE_CHECKING:
-    from .proxy import CandidateSession
+
+class CandidateSession(Protocol):
+    """What a handle needs of the run's session (proxy.CandidateSession): no import of it here."""
+
+    handle_types: dict[tuple[str, frozenset[str]], type[Handle]]
+
+    def request(
+        self, op: str, target: Handle | list[Any], args: tuple[Any, ...], kwargs: dict[str, Any], *, name: str = ""
+    ) -> Any: ...
 
 REFUSED = (
     "a candidate object cannot be compared (==, <, ...): its type's own comparison runs in the candidate and "

@@ -24,7 +24,7 @@ import sys
 import types
 from typing import NoReturn
 
-from .zygote import keep_only_descriptors, say_ready
+from .newborn import keep_only_descriptors, say_ready
 
 
 def _stdio() -> None:
@@ -47,7 +47,7 @@ def _exit_code(exc: SystemExit) -> int:
 
 def run(fds: list[int], path: str, cpu_backstop_s: int, ready_fd: int) -> NoReturn:
     """Become the program at `path` (written by the zygote's child) for one case: fds are
-    [stdin, stdout, stderr]; `ready_fd` is told once the set-up worked (zygote.say_ready), so
+    [stdin, stdout, stderr]; `ready_fd` is told once the set-up worked (newborn.say_ready), so
     that a failure before the program's code runs is never taken for its exit code. Never returns."""
     os.setsid()
     for target, fd in enumerate(fds[:3]):

@@ -43,6 +43,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from .newborn import READY
 from .procfs import processes_of
 from .protocol import CANDIDATE_DIR, CANDIDATE_UID, CANDIDATE_WRITABLE, SCRATCH_DIR, untree
 from .reaper import Reaper, in_child
@@ -62,8 +63,6 @@ RESET_TIMEOUT_S = 10.0
 ZOMBIE_GRACE_S = 0.5
 #: A new candidate process says it is set up within this, or it is killed and reported (SetupFailed).
 SETUP_TIMEOUT_S = 10.0
-#: What a new candidate process writes once set up, just before the candidate's code runs.
-READY = b"R"
 #: How a candidate process whose set-up failed exits (its parent already knows: it never said READY).
 SETUP_FAILED_EXIT = 70
 #: Imported once here so candidate processes start with them (candidate-side only).
@@ -77,24 +76,6 @@ _IPC_PRIVATE, _IPC_CREAT = 0, 0o1000
 
 class SetupFailed(Exception):
     """A candidate process ended or hung before it was ready to run the candidate's code: ours."""
-
-
-def say_ready(ready_fd: int) -> None:
-    """In a new candidate process, just before the candidate's code runs: tell the zygote the
-    set-up worked (see Zygote._start), and close the pipe."""
-    os.write(ready_fd, READY)
-    os.close(ready_fd)
-
-
-def keep_only_descriptors(*keep: int) -> None:
-    """In a new candidate process: close every descriptor but `keep` (nothing of the zygote's,
-    a sweeper's or an earlier process's reaches the candidate's code)."""
-    for entry in os.listdir("/proc/self/fd"):
-        if int(entry) not in keep:
-            try:
-                os.close(int(entry))
-            except OSError:
-                pass  # the one listdir itself had open
 
 
 def prctl(option: int, value: int) -> None:

@@ -1,0 +1,141 @@
+"""Guards of the house's structure (issue 22): no import circle inside `verifier/`, and no
+import from the core into an extra. Every import counts, also one inside a function (a circle
+hidden behind a function-local import is still a circle); only `if TYPE_CHECKING:` blocks are
+left out, since they never run."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "verifier"
+#: Optional parts, each behind an extra of pyproject.toml (or the command line on top of all).
+EXTRAS = (
+    "verifier.agents",
+    "verifier.bench",
+    "verifier.cluster",
+    "verifier.review",
+    "verifier.cli",
+    "verifier.__main__",
+)
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(path: Path, name: str, modules: set[str]) -> set[str]:
+    """The modules of `verifier` that `path` imports (resolved to the longest known name)."""
+    tree = ast.parse(path.read_text())
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        for target in targets:
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    names = set(files)
+    graph = {name: _imports(path, name, names) for name, path in files.items()}
+    # A package's __init__ is what its submodules import implicitly: not an edge of its own.
+    return {name: {t for t in targets if not name.startswith(t + ".")} for name, targets in graph.items()}
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return found
+
+
+def test_no_import_circle_in_the_package() -> None:
+    assert _circles(_graph()) == []
+
+
+def test_the_core_imports_no_extra() -> None:
+    graph = _graph()
+    upward = {
+        (name, target)
+        for name, targets in graph.items()
+        if not name.startswith(EXTRAS)
+        for target in targets
+        if target.startswith(EXTRAS)
+    }
+    assert upward == set(), "the core imports an extra (move the code into the extra): " + str(sorted(upward))
+
+
+def test_the_guards_see_a_circle_and_an_upward_import() -> None:
+    """The guards can fail: a planted circle and a planted core -> extra import are found."""
+    graph = {"verifier.a": {"verifier.b"}, "verifier.b": {"verifier.a"}, "verifier.c": set()}
+    assert _circles(graph) == [["verifier.a", "verifier.b"]]
+    names = {"verifier.verify", "verifier.cluster", "verifier.cluster.backend"}
+    source = "def f():\n    from verifier.cluster import ray_verifier\n"
+    planted = ROOT / "tests" / "_planted_seam.py"
+    try:
+        planted.write_text(source)
+        assert _imports(planted, "verifier.verify", names) == {"verifier.cluster"}
+    finally:
+        planted.unlink()
