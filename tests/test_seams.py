@@ -139,3 +139,35 @@ def test_the_guards_see_a_circle_and_an_upward_import() -> None:
         assert _imports(planted, "verifier.verify", names) == {"verifier.cluster"}
     finally:
         planted.unlink()
+
+
+def _modules_with_all() -> list[str]:
+    return sorted(
+        _module_name(p)
+        for p in PACKAGE.rglob("*.py")
+        if "runner" not in p.parts
+        and any(
+            isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)
+            for n in ast.parse(p.read_text()).body
+        )
+    )
+
+
+def test_every_all_is_complete_and_each_name_resolves() -> None:
+    """`__all__` names what a module offers: each name is there (ruff's RUF022 keeps it sorted)."""
+    import importlib
+
+    checked = _modules_with_all()
+    assert "verifier" in checked
+    for name in checked:
+        module = importlib.import_module(name)
+        exported = list(module.__all__)
+        assert len(exported) == len(set(exported)), name
+        missing = [n for n in exported if not hasattr(module, n)]
+        assert not missing, (name, missing)
+    import verifier
+
+    # What the package imports eagerly (its errors) and what it loads on first use (_HOMES).
+    eager = {n for n, v in vars(verifier).items() if isinstance(v, type) and v.__module__ == "verifier.errors"}
+    offered = set(verifier._HOMES) | eager | {"__version__"}
+    assert set(verifier.__all__) == offered, sorted(set(verifier.__all__) ^ offered)
