@@ -5,7 +5,17 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from pathlib import PurePath
 from typing import Any
+
+#: Folders a tree read from disk leaves out (caches, version control), for candidates and suites
+#: alike, and the files (compiled code) it leaves out with them.
+SKIP_DIRS = frozenset({"__pycache__", ".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache", ".git"})
+
+
+def left_out(rel: PurePath) -> bool:
+    """Whether a path read from a folder on disk is left out of its tree (and of its digest)."""
+    return rel.suffix == ".pyc" or any(part in SKIP_DIRS for part in rel.parts)
 
 
 def sha256_bytes(data: bytes) -> str:

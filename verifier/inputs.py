@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Literal
 
 from verifier.errors import InvalidInput
-from verifier.hashing import sha256_bytes, tree_sha256
+from verifier.hashing import left_out, sha256_bytes, tree_sha256
 from verifier.runner.protocol import module_names
 from verifier.runner.trees import shown, tree_problem
 
@@ -40,7 +40,6 @@ MAX_CANDIDATE_BYTES = 1024**2
 MAX_TREE_FILES = 200
 MAX_TREE_BYTES = 4 * 1024**2
 #: Never part of a candidate folder (caches, version control).
-SKIP_DIRS = frozenset({"__pycache__", ".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache", ".git"})
 
 
 def _file_sha256(path: Path) -> str:
@@ -74,7 +73,7 @@ def _tree_paths(root: Path) -> list[tuple[str, Path]]:
     found = []
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root)
-        if any(part in SKIP_DIRS for part in rel.parts) or p.suffix == ".pyc":
+        if left_out(rel):
             continue
         if not _encodes(rel.as_posix()):
             raise InvalidInput(

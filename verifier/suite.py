@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from verifier.errors import InvalidInput
-from verifier.hashing import tree_sha256
+from verifier.hashing import left_out, tree_sha256
 from verifier.limits import Limits, MiB
 from verifier.runner.cases import CaseError, check_checker_source, load_cases
 from verifier.runner.protocol import ProgramConfig
@@ -24,7 +24,6 @@ from verifier.runner.trees import reserved
 
 MAX_SUITE_BYTES = 8 * 1024**2
 MANIFEST = "suite.toml"
-_SKIP_DIRS = {"__pycache__", ".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache", ".git"}
 
 
 class HypothesisManifest(BaseModel):
@@ -295,7 +294,7 @@ def _read_tree(root: Path) -> tuple[dict[str, bytes], bool]:
     total = 0
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root)
-        if any(part in _SKIP_DIRS for part in rel.parts) or p.suffix == ".pyc" or not p.is_file():
+        if left_out(rel) or not p.is_file():
             continue
         data = p.read_bytes()
         total += len(data)

@@ -48,7 +48,8 @@ from verifier.agents.sandbox_files import (
     upload_stream,
 )
 from verifier.agents.sandbox_limits import FLOOD_FACTOR, AgentSandboxLimits
-from verifier.inputs import MAX_TREE_BYTES, MAX_TREE_FILES, SKIP_DIRS
+from verifier.hashing import SKIP_DIRS
+from verifier.inputs import MAX_TREE_BYTES, MAX_TREE_FILES
 from verifier.limits import MiB
 from verifier.sandbox.backend import SandboxJob
 from verifier.sandbox.container import EngineError, connect, image_id, launch, remove, translated
