@@ -4,8 +4,12 @@ The tree::
 
     VerifierError                 catch this for everything verifier raises
       + InvalidInput              the caller's input is unusable (bad candidate, bad suite)
+        - DependencyError         (review) a repository's dependencies cannot be resolved offline
       + SandboxUnavailable        the sandbox could not run at all (no engine, no image)
         - ImageNotFound           the sandbox image for this recipe is not built
+        - EngineError             the Docker engine refused or failed a request (sandbox/container.py)
+        - RuntimeNotRegistered    the engine lacks the runtime asked for (gVisor's runsc)
+        - NodeRefused             (Ray) a node cannot serve this job's image or limits
       + HostOverloaded            this machine was too busy to run the job fairly (not the candidate's doing)
 
 A *verdict* is never an exception: a candidate that fails, hangs or crashes yields an

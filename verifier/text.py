@@ -1,7 +1,9 @@
 """Text that crosses a trust boundary: made valid, visible and bounded.
 
 Candidate-controlled strings reach JSON encoders, databases, grading models and terminals.
-Three rules, applied here and nowhere else:
+Three rules, applied here for the host (inside the sandbox, which imports nothing of
+`verifier`, `runner/protocol.py` has the runner's own `clean` and `summary_line`, and the host
+checks every string of a result again when it parses it):
 
 - `clean`: always valid Unicode that encodes to UTF-8 (lone surrogates become U+FFFD), so no
   candidate string can make serialising evidence fail.

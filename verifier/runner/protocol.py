@@ -7,8 +7,10 @@ runner's stdin, and how its result comes back as one line on the runner's stdout
 
 Job (host -> runner, on stdin)::
 
-    {"version": 2, "nonce": ..., "module": ..., "candidate_bytes": N, "suite_bytes": M, "config": {...}}\\n
-    <N bytes: the candidate's source> <M bytes: the suite, JSON {"files": {path: base64}}>
+    {"nonce": ..., "modules": [...], "candidate_bytes": N, "suite_bytes": M, "config": {...},
+     "version": PROTOCOL_VERSION}\\n                                       (a `JobHeader`)
+    <N bytes: the candidate's files, JSON {"files": {path: base64}}>
+    <M bytes: the suite's files, the same form>
 
 Result (runner -> host, on the stdout only the trusted server holds)::
 
