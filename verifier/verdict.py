@@ -1,6 +1,7 @@
 """Pure: what a sandbox run means. `judge(raw, nonce, output_bytes)` (or `judge_result(raw,
 result)` with the result `read_result` found) turns the raw facts of one run (exit, output,
-kills) and the trusted runner's result into a status, a trusted reason, counts and failures. No I/O, no clock: table tests cover every branch (tests/test_verdict.py).
+kills) and the trusted runner's result into a status, a trusted reason, counts and failures.
+No I/O, no clock: table tests cover every branch (tests/test_verdict.py).
 
 Only a run whose result carries this job's nonce, whose every collected test passed
 (`evidence.is_proven`), and which was not killed, is `passed`. Otherwise the first rule that

@@ -37,6 +37,7 @@ class CandidateSession(Protocol):
         self, op: str, target: Handle | list[Any], args: tuple[Any, ...], kwargs: dict[str, Any], *, name: str = ""
     ) -> Any: ...
 
+
 REFUSED = (
     "a candidate object cannot be compared (==, <, ...): its type's own comparison runs in the candidate and "
     "could always say yes. Compare plain values instead, e.g. `assert obj.value() == 3`."
