@@ -48,7 +48,7 @@ def run(recorder: Results) -> int:
             code = (_compiled if len(source) <= CACHED_SOURCE_BYTES else _compile)(source, path)
             exec(code, module.__dict__)  # what the loader's exec_module does with it
         except BaseException as exc:  # noqa: BLE001 - a module that fails to import is a collection error
-            recorder.collection_failed(rel, format_detail(exc))
+            recorder.collection_failed(rel, format_detail(exc), exc)
             continue
         for name, fn in vars(module).items():
             if name.startswith("test") and callable(fn) and getattr(fn, "__module__", None) == module.__name__:

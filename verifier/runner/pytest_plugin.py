@@ -17,6 +17,7 @@ class Recorder(Results):
     def __init__(self, session: CandidateSession) -> None:
         super().__init__(session)
         self.why: dict[str, Why] = {}
+        self.collect_exc: dict[str, BaseException] = {}
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
@@ -29,9 +30,21 @@ class Recorder(Results):
             self.why.setdefault(item.nodeid, classify(call.excinfo.value))
         return report
 
+    def pytest_exception_interact(
+        self,
+        node: pytest.Item | pytest.Collector,
+        call: pytest.CallInfo[Any],
+        report: pytest.CollectReport | pytest.TestReport,
+    ) -> None:
+        # pytest calls this (before pytest_collectreport) with the exception a collector raised:
+        # the only public place where a collection error's exception, not its text, can be seen.
+        if isinstance(report, pytest.CollectReport) and call.excinfo is not None:
+            self.collect_exc[report.nodeid] = call.excinfo.value
+
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
-            self.collection_failed(report.nodeid or "<collection>", str(report.longreprtext))
+            exc = self.collect_exc.pop(report.nodeid, None)
+            self.collection_failed(report.nodeid or "<collection>", str(report.longreprtext), exc)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = len(session.items)

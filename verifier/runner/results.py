@@ -116,10 +116,16 @@ class Results:
             )
         )
 
-    def collection_failed(self, test_id: str, detail: str) -> None:
+    def collection_failed(self, test_id: str, detail: str, exc: BaseException | None = None) -> None:
+        """A test module that could not be collected. When what stopped it is one of our aborts
+        (the run's time ran out while the module imported the candidate, the host was too busy,
+        the sandbox failed), the failure is that fact, as it would be inside a test: a busy host
+        must not turn into "the suite could not be collected"."""
         self.collect_errors += 1
         blocked = self.session.blocked
-        if blocked is not None and blocked.kind == "import_error":
+        if exc is not None and isinstance(_leaf(exc), CallAborted):
+            why = classify(exc)
+        elif blocked is not None and blocked.kind == "import_error":
             why = Why("import_error", "the candidate could not be imported")
         elif blocked is not None:
             why = Why(blocked.kind, blocked.summary)
