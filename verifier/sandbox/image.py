@@ -8,6 +8,8 @@ image. Never pulls unless the base is a registry image and the caller chose it.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib.util
 import io
@@ -19,7 +21,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -39,6 +41,9 @@ DEBIAN_SUITE = "bookworm"
 DEBOOTSTRAP_INCLUDE = ("python3",)
 
 Base = Literal["auto", "debootstrap", "registry"]
+BaseKind = Literal["debootstrap", "registry"]
+#: The lock file (in the temp folder) that makes image builds on this machine take turns.
+BUILD_LOCK = "verifier-image-build.lock"
 Progress = Callable[[str], None]
 
 
@@ -86,7 +91,7 @@ def recipe_files() -> dict[str, bytes]:
     return files
 
 
-def resolve_base(base: Base) -> Literal["debootstrap", "registry"]:
+def resolve_base(base: Base) -> BaseKind:
     if base != "auto":
         return base
     return "debootstrap" if shutil.which("debootstrap") and Path("/etc/apt").is_dir() else "registry"
@@ -142,6 +147,29 @@ def build(
     tag = image_tag(kind)
     if not force and find_image(client, kind) is not None:
         return tag, False  # up to date: an image with this recipe digest exists
+    with _build_lock():
+        # Another process (a second test worker, a second command) may have built it while we
+        # waited: building it again would move the tag to a new image id under a running pool,
+        # and evidence names the image id.
+        if not force and find_image(client, kind) is not None:
+            return tag, False
+        return _build(client, kind, tag, say)
+
+
+@contextlib.contextmanager
+def _build_lock() -> Iterator[None]:
+    """One image build at a time on this machine (a blocking `flock`, released by the kernel
+    if this process dies)."""
+    path = Path(tempfile.gettempdir()) / BUILD_LOCK
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _build(client: Client, kind: BaseKind, tag: str, say: Progress) -> tuple[str, bool]:
     base_image = REGISTRY_BASE if kind == "registry" else _ensure_debootstrap_base(client, say)
     with tempfile.TemporaryDirectory(prefix="verifier-build-") as tmp:
         ctx = Path(tmp)
