@@ -1,8 +1,10 @@
 """A plain, unsandboxed judge for stdin/stdout programs: the baseline of `bench/io_speed.py`.
 
 What a simple competitive-programming harness does: a new `python3` per case (subprocess),
-stdin fed, stdout and stderr drained with the same caps, the same per-case time limit (wall
-clock here) and memory limit (resident memory and its peak, polled from /proc while it runs),
+stdin fed, stdout and stderr drained with the same caps, the same per-case time limit (CPU
+time, as the sandboxed runner charges it, so that a busy host does not turn an honest program
+into a timeout; past OVERLOAD_FACTOR times the limit in wall-clock time the case ends as
+`overloaded`, as there) and memory limit (resident memory and its peak, polled from /proc while it runs),
 the same comparison (`verifier.runner.cases`, so both judges judge alike) and the same
 rules as the sandboxed runner: after two cases out of time the rest are not run, and a sample's
 status is its worst case's in the verdict's order (oom, timeout, output_limit, error, failed).
@@ -31,11 +33,12 @@ sys.path.insert(0, str(HERE.parent))
 
 from verifier.bench import io as bio  # noqa: E402
 from verifier.runner.cases import Case, checker_from_source, compare, load_cases, run_checker  # noqa: E402
+from verifier.runner.protocol import OVERLOAD_FACTOR  # noqa: E402
 from verifier.runner.proxy import MAX_TIMEOUTS  # noqa: E402
 
 POLL_S = 0.005
 #: The verdict's order: the first status present among a sample's cases decides.
-ORDER = ("oom", "timeout", "output_limit", "error", "failed")
+ORDER = ("oom", "timeout", "output_limit", "error", "failed", "overloaded")
 OUTCOME_STATUS = {
     "passed": "passed",
     "wrong_answer": "failed",
@@ -43,7 +46,9 @@ OUTCOME_STATUS = {
     "timeout": "timeout",
     "oom": "oom",
     "output_limit": "output_limit",
+    "overloaded": "overloaded",
 }
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,16 @@ def _memory(pid: int) -> tuple[int, int]:
     except (OSError, ValueError):
         pass
     return rss, peak
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU time (user + system) `pid` has used so far, from /proc; 0 once it has ended."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rpartition(b")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def run_case(path: str, case: Case, time_limit_s: float, memory_bytes: int, cap: int) -> tuple[str, bytes]:
@@ -115,16 +130,18 @@ def run_case(path: str, case: Case, time_limit_s: float, memory_bytes: int, cap:
                 break
             rss, now_peak = _memory(proc.pid)
             peak = max(peak, now_peak)
-            if time.monotonic() - start >= time_limit_s:
+            if _cpu_s(proc.pid) >= time_limit_s:
                 ended = "timeout"
+            elif time.monotonic() - start >= time_limit_s * OVERLOAD_FACTOR:
+                ended = "overloaded"
             elif rss > memory_bytes:
                 ended = "oom"
-        elapsed = time.monotonic() - start
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # the program and anything it left behind
         except ProcessLookupError:
             pass
-        _, status = os.waitpid(proc.pid, 0)
+        _, status, usage = os.wait4(proc.pid, 0)
+        cpu_s = usage.ru_utime + usage.ru_stime
         proc.returncode = os.waitstatus_to_exitcode(status)
         for fd in list(fds):  # everything the program wrote before it ended
             os.set_blocking(fd, True)
@@ -141,8 +158,10 @@ def run_case(path: str, case: Case, time_limit_s: float, memory_bytes: int, cap:
     out = bytes(fds[out_fd])
     if ended == "output_limit":
         return "output_limit", b""
-    if ended == "timeout" or elapsed > time_limit_s:
+    if ended == "timeout" or cpu_s > time_limit_s:
         return "timeout", b""
+    if ended == "overloaded":
+        return "overloaded", b""
     if ended == "oom" or peak > memory_bytes:
         return "oom", b""
     if proc.returncode != 0:

@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import docker
 import pytest
@@ -113,6 +114,31 @@ def sandbox_image(docker_client: docker.DockerClient) -> str:
 
     tag, _ = image.build(docker_client)
     return tag
+
+
+#: How many times a check whose run the host kept waiting (status overloaded: no verdict, the
+#: host's fault) is run again before a test sees it, as `verify_batch` and the README tell users
+#: to do. A test asserts verdicts, and a busy machine must not fail it; a test that is about the
+#: overloaded answer itself takes it raw (`@pytest.mark.raw_overload`).
+SETTLE_ATTEMPTS = 4
+
+
+@pytest.fixture(autouse=True)
+def settle_overloaded_runs(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.node.get_closest_marker("raw_overload") is not None:
+        return
+    from verifier import Status, Verifier
+
+    check = Verifier.check
+
+    def settled(self: Verifier, candidate: Any, suite: Any) -> Any:
+        for _ in range(SETTLE_ATTEMPTS - 1):
+            ev = check(self, candidate, suite)
+            if ev.status is not Status.OVERLOADED:
+                return ev
+        return check(self, candidate, suite)
+
+    monkeypatch.setattr(Verifier, "check", settled)
 
 
 @pytest.fixture(scope="session")

@@ -175,6 +175,7 @@ def test_refused_input_names_the_bytes_it_refused(tmp_path: Path) -> None:
     assert len(ev.suite_sha256) == 64
 
 
+@pytest.mark.raw_overload
 def test_a_busy_host_is_overloaded_not_the_candidates_fault() -> None:
     def busy(job: SandboxJob) -> RawRun:
         raise HostOverloaded("no sandbox slot came free")

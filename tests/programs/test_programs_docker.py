@@ -15,6 +15,7 @@ from tests.conftest import EXAMPLE, SUITE
 from verifier import Candidate, Limits, Status, Verifier
 from verifier.bench import io as bio
 from verifier.cli import app
+from verifier.limits import PoolConfig
 
 pytestmark = [pytest.mark.docker]
 
@@ -25,7 +26,9 @@ A_PLUS_B, TWO_SUM = PROGRAMS / "a_plus_b", PROGRAMS / "two_sum_any"
 
 @pytest.fixture(scope="module")
 def pool(sandbox_image: str) -> Iterator[Verifier]:
-    with Verifier.pooled(policy="reuse", size=1, image=sandbox_image, limits=Limits(timeout_s=60), preload="") as v:
+    with Verifier.pooled(
+        PoolConfig(policy="reuse", size=1, preload=""), image=sandbox_image, limits=Limits(timeout_s=60)
+    ) as v:
         yield v
 
 
@@ -54,7 +57,10 @@ def test_the_shipped_set_gets_its_statuses_and_agrees_with_the_plain_judge(sandb
     assert not wrong
     assert all(ev.ok == (s.line["expect"] == "passed") for s, ev in zip(samples, run.evidence, strict=True))
     plain, _ = judge_all(samples, problems, workers=2)
-    assert [r.status for r in plain] == ours
+    # Both judges charge CPU time, so a busy host changes neither's verdict; a sample whose plain
+    # run waited past the wall-clock backstop (the host, not the program) is no verdict to compare.
+    compared = [(r.status, mine) for r, mine in zip(plain, ours, strict=True) if r.status != "overloaded"]
+    assert [theirs for theirs, _ in compared] == [mine for _, mine in compared]
 
 
 def test_check_a_program_from_the_command_line() -> None:
