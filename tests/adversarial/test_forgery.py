@@ -72,7 +72,7 @@ def test_correct_candidate_still_passes_under_the_same_limits(strict_verifier: V
 def test_containment_probe_finds_no_leak(strict_verifier: Verifier) -> None:
     ev = strict_verifier.check(HERE / "probe.py", HERE / "probe_suite")
     assert ev.ok, [(f.test_id, f.detail_untrusted[-400:]) for f in ev.failures]
-    assert ev.counts.passed == 2
+    assert ev.counts.passed == 3
 
 
 def test_specific_messages(strict_verifier: Verifier) -> None:
