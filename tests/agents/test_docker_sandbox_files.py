@@ -66,7 +66,7 @@ def test_stream_frames_are_taken_whole_across_reads() -> None:
 # -- against the engine --------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def box(sandbox_image: str) -> Iterator[DockerSandbox]:
-    limits = AgentSandboxLimits(file_bytes=64 * 1024, workspace_bytes=1024**2)
+    limits = AgentSandboxLimits(file_size_bytes=64 * 1024, workspace_bytes=1024**2)
     with DockerSandbox(image=sandbox_image, limits=limits) as sandbox:
         yield sandbox
 
@@ -138,7 +138,7 @@ def test_refusals_are_the_protocols_error_values_in_order(box: DockerSandbox) ->
 
 @pytest.mark.docker
 def test_size_limits_are_errors_not_exceptions(box: DockerSandbox) -> None:
-    limit = box.limits.file_bytes
+    limit = box.limits.file_size_bytes
     [up] = box.upload_files([("/workspace/big.bin", b"x" * (limit + 1))])
     assert up.error is not None and f"{limit + 1} bytes" in up.error and f"limit is {limit}" in up.error
     made = box.execute(f"head -c {limit + 10} /dev/zero > /workspace/grown.bin; echo $?")

@@ -303,13 +303,13 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         return json.dumps(list(self.place.roots))
 
     def _describe(self, code: str, size: int = 0) -> str:
-        return describe(code, size=size, limit=self.limits.file_bytes, workspace_bytes=self.limits.workspace_bytes)
+        return describe(code, size=size, limit=self.limits.file_size_bytes, workspace_bytes=self.limits.workspace_bytes)
 
     def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
         """Write files over an exec's stdin, as the agent's user (who then owns them).
 
         Paths outside the workspace and /tmp are `permission_denied`, `..` is `invalid_path`,
-        a symlink that leaves them is `permission_denied`; a file over `limits.file_bytes` is
+        a symlink that leaves them is `permission_denied`; a file over `limits.file_size_bytes` is
         refused before it is sent. Never raises: every file gets its response, in order.
         """
         responses = [FileUploadResponse(path=path) for path, _ in files]
@@ -318,7 +318,7 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
             where, error = self.place.confine(path)
             if where is None:
                 responses[index] = FileUploadResponse(path=path, error=error)
-            elif len(content) > self.limits.file_bytes:
+            elif len(content) > self.limits.file_size_bytes:
                 responses[index] = FileUploadResponse(path=path, error=self._describe("too_large", len(content)))
             else:
                 batch.append((index, where, bytes(content)))
@@ -344,7 +344,7 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         """Read files over an exec's stdout, as a user the agent cannot tamper with.
 
         The same confinement as `upload_files`; a directory is `is_directory`, a missing file
-        `file_not_found`, a file over `limits.file_bytes` an error naming its size. Never raises.
+        `file_not_found`, a file over `limits.file_size_bytes` an error naming its size. Never raises.
         """
         responses = [FileDownloadResponse(path=path) for path in paths]
         batch: list[tuple[int, str]] = []
@@ -360,10 +360,10 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         failure = "the sandbox is closed"
         if not self.closed:
             stdin = json.dumps([where for _, where in batch]).encode()
-            cap = len(batch) * (self.limits.file_bytes + 4096)
+            cap = len(batch) * (self.limits.file_size_bytes + 4096)
             try:
                 outcome = self._program(
-                    DOWNLOAD, [self._roots(), str(self.limits.file_bytes)], user=KEEPER_UID, stdin=stdin, cap=cap
+                    DOWNLOAD, [self._roots(), str(self.limits.file_size_bytes)], user=KEEPER_UID, stdin=stdin, cap=cap
                 )
                 results = download_results(outcome.stdout)
                 failure = one_line(outcome.stderr.decode("utf-8", "replace"), 200) or "no answer from the sandbox"

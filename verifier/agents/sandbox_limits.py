@@ -11,7 +11,9 @@ FLOOD_FACTOR = 16
 
 
 class AgentSandboxLimits(BaseModel):
-    """What an agent's sandbox session may use."""
+    """What an agent's sandbox session may use. A field that `Limits` also has has its name and
+    meaning (with defaults for a working session, not for one verification); the session adds
+    its commands' time limits and the workspace."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -29,21 +31,18 @@ class AgentSandboxLimits(BaseModel):
     pids: int = Field(256, ge=32, description="Most processes and threads in the container.")
     workspace_bytes: int = Field(256 * MiB, ge=1 * MiB, description="Size of the /workspace tmpfs.")
     scratch_bytes: int = Field(64 * MiB, ge=1 * MiB, description="Size of the /tmp tmpfs.")
-    file_bytes: int = Field(
+    file_size_bytes: int = Field(
         16 * MiB, ge=1024, description="Largest file uploaded, downloaded or written (RLIMIT_FSIZE)."
     )
     open_files: int = Field(1024, ge=64, description="RLIMIT_NOFILE of every process.")
     runtime: Runtime = Field("runc", description="Container runtime (see Limits.runtime).")
 
     def container_limits(self) -> Limits:
-        """The verifier's `Limits` these map to, for `container_kwargs`."""
-        return Limits(
-            memory_bytes=self.memory_bytes,
-            cpus=self.cpus,
-            pids=self.pids,
-            scratch_bytes=self.scratch_bytes,
-            output_bytes=self.output_bytes,
-            open_files=self.open_files,
-            file_size_bytes=self.file_bytes,
-            runtime=self.runtime,
-        )
+        """The verifier's `Limits` for the container (`container_kwargs`): every field both models
+        have, under the same name and meaning (tests/agents/test_sandbox_limits.py holds them to
+        it); the rest of `Limits` (run and call budgets) means nothing to a session."""
+        return Limits(**self.model_dump(include=set(SHARED_FIELDS)))
+
+
+#: The fields an agent's session limits share with `Limits`: same name, same meaning.
+SHARED_FIELDS = frozenset(AgentSandboxLimits.model_fields) & frozenset(Limits.model_fields)
