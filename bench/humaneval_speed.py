@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE.parent))
 from bench.mutants import mutate  # noqa: E402
 from verifier.batch import verify_batch  # noqa: E402
 from verifier.bench import humaneval as he  # noqa: E402
-from verifier.limits import Limits  # noqa: E402
+from verifier.limits import Limits, PoolConfig, RunPolicy  # noqa: E402
 from verifier.sandbox.docker_engine import connect  # noqa: E402
 from verifier.sandbox.hardening import SAFE_PATH  # noqa: E402
 from verifier.sandbox.image import build, image_tag  # noqa: E402
@@ -143,20 +143,18 @@ def run_docker(samples: list[dict[str, Any]], workers: int, timeout: float, imag
     return {**stats(latencies, time.monotonic() - t0, len(samples)), "passed": passed}
 
 
-def run_verifier(samples: list[dict[str, Any]], workers: int, timeout: float, policy: str) -> dict[str, Any]:
+def run_verifier(samples: list[dict[str, Any]], workers: int, timeout: float, policy: RunPolicy) -> dict[str, Any]:
     problems = he.load_problems()
     items = [he.Sample(s["task_id"], s["completion"], s) for s in samples]
     jobs, mapping = he.unique_jobs(items, problems)
-    limits = Limits(timeout_s=timeout + 10, call_timeout_s=timeout)
+    limits = he.bench_limits(timeout)
     t0 = time.monotonic()
-    verifier = (
-        Verifier(limits=limits, image=image_tag())
-        if policy == "cold"
-        else Verifier.pooled(policy=policy, size=workers, limits=limits, preload="")
-    )
-    with verifier:
-        if policy != "cold":
-            verifier.backend.warm_up()  # type: ignore[attr-defined]
+    with Verifier.with_policy(
+        policy, PoolConfig(size=workers, preload=""), limits=limits, image=image_tag()
+    ) as verifier:
+        warm_up = getattr(verifier.backend_if_made, "warm_up", None)
+        if warm_up is not None:
+            warm_up()
         t_ready = time.monotonic()
         evidence = verify_batch(verifier, jobs, workers=workers, progress=False)
         wall = time.monotonic() - t_ready

@@ -18,6 +18,7 @@ from verifier.cli import app
 from verifier.limits import Limits
 from verifier.sandbox.backend import RawRun, SandboxJob
 from verifier.sandbox.fake import FakeBackend, answer, raw_run
+from verifier.verify import Verifier
 
 PROBLEMS = he.load_problems()
 
@@ -36,11 +37,11 @@ def fake_sandbox(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[Sandbox
     seen: list[Limits] = []
 
     def install(handler: Callable[[SandboxJob], RawRun]) -> list[Limits]:
-        def pool(**kwargs: Any) -> FakeBackend:  # the command's warm pool
-            seen.append(kwargs["limits"])
-            return FakeBackend(handler)
+        def pooled(cls: type[Verifier], pool: Any = None, *, limits: Limits, image: Any = None) -> Verifier:
+            seen.append(limits)  # the command's warm pool
+            return Verifier(backend=FakeBackend(handler), image="x", limits=limits)
 
-        monkeypatch.setattr("verifier.sandbox.pool.WarmPool", pool)
+        monkeypatch.setattr(Verifier, "pooled", classmethod(pooled))
         monkeypatch.setattr("verifier.sandbox.image.build", lambda *a, **k: ("x", False))
         monkeypatch.setattr("verifier.sandbox.docker_engine.connect", lambda: None)
         return seen

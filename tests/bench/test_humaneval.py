@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from verifier.bench import humaneval as he
+from verifier.bench.passk import pass_at_ks
 
 PROBLEMS = he.load_problems()
 
@@ -32,7 +33,7 @@ def test_identical_samples_are_verified_once() -> None:
 
 def test_pass_at_k_per_task() -> None:
     samples = [he.Sample("A", "", {}), he.Sample("A", "", {}), he.Sample("B", "", {}), he.Sample("B", "", {})]
-    result = he.pass_at_ks(samples, [True, False, False, False], ks=(1, 2, 3))
+    result = pass_at_ks([s.task_id for s in samples], [True, False, False, False], ks=(1, 2, 3))
     assert result.scores == {"pass@1": 0.25, "pass@2": 0.5}
     assert set(result.not_reported) == {"pass@3"}
 

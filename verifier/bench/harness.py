@@ -1,0 +1,115 @@
+"""What the benchmark harnesses share: one job per distinct (task, candidate), the verifier a
+run policy asks for (local or on a Ray cluster), the batch, pass@k and the summary."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from verifier.bench.passk import DEFAULT_KS, pass_at_ks
+from verifier.evidence import Evidence, Fault, Status
+from verifier.inputs import Candidate
+from verifier.limits import Limits, PoolConfig, RunPolicy
+from verifier.suite import Suite
+from verifier.verify import Verifier
+
+#: Jobs a warm container serves before it is replaced. A sample's job is small: a new container
+#: costs about a third of a second of CPU, 2 ms a sample at the library's default of 200.
+BENCH_MAX_USES = 1000
+
+Job = tuple[Candidate, Suite]
+
+
+def unique_jobs(samples: Iterable[tuple[str, Candidate, Suite]]) -> tuple[list[Job], list[int]]:
+    """Identical (task, candidate bytes) pairs are verified once. `samples`: (task key,
+    candidate, suite) per sample; returns (jobs, job index per sample)."""
+    index: dict[tuple[str, str], int] = {}
+    jobs: list[Job] = []
+    mapping: list[int] = []
+    for key, candidate, suite in samples:
+        ident = (key, candidate.sha256)
+        if ident not in index:
+            index[ident] = len(jobs)
+            jobs.append((candidate, suite))
+        mapping.append(index[ident])
+    return jobs, mapping
+
+
+def status_counts(evidence: Iterable[Evidence]) -> dict[str, int]:
+    """How many samples ended with each status (every status listed, zeros included)."""
+    counts = Counter(ev.status.value for ev in evidence)
+    return {status.value: counts.get(status.value, 0) for status in Status}
+
+
+def not_verified(evidence: Iterable[Evidence]) -> int:
+    """Samples that got no verdict on the model (the verifier's or the host's fault)."""
+    return sum(ev.fault in (Fault.VERIFIER, Fault.HOST) for ev in evidence)
+
+
+@contextmanager
+def bench_verifier(
+    policy: RunPolicy, *, workers: int, limits: Limits, image: str | None = None, ray: str | None = None
+) -> Iterator[Verifier]:
+    """The verifier of a bench run: `policy` on this machine (a pool of `workers` containers),
+    or warm pools on every node of the Ray cluster at `ray`. Its containers start in the
+    background: read the inputs inside the block. Benchmark suites pre-import nothing."""
+    pool = PoolConfig(policy="reuse" if policy == "cold" else policy, size=workers, max_uses=BENCH_MAX_USES, preload="")
+    if ray is not None:
+        if policy == "cold":
+            raise ValueError("a Ray cluster runs warm pools on its nodes: use the policy reuse or fresh")
+        from verifier.cluster import ray_verifier
+
+        verifier = ray_verifier(ray, pool, limits=limits, image=image)
+    else:
+        verifier = Verifier.with_policy(policy, pool, limits=limits, image=image)
+    with verifier:
+        yield verifier
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    """What one bench run found: evidence per sample (in the samples' order) and the summary."""
+
+    evidence: list[Evidence]
+    summary: dict[str, Any]
+
+
+def run(
+    verifier: Verifier,
+    keys: Sequence[str],
+    jobs: list[Job],
+    mapping: list[int],
+    *,
+    workers: int,
+    started: float,
+    ks: Iterable[int] = DEFAULT_KS,
+    progress: bool = True,
+) -> BenchRun:
+    """Verify the distinct jobs, then give every sample its job's evidence, pass@k over the
+    tasks (`keys[i]`: sample i's task) and the summary every harness reports. `wall_s` counts
+    from `started` (`time.monotonic()`): the caller says what its wall time includes."""
+    from verifier.batch import verify_batch
+
+    distinct = verify_batch(verifier, jobs, workers=workers, progress=progress)
+    wall = time.monotonic() - started
+    evidence = [distinct[j] for j in mapping]
+    passed = [ev.ok for ev in evidence]
+    scores = pass_at_ks(keys, passed, ks)
+    summary: dict[str, Any] = {
+        "samples": len(evidence),
+        "distinct": len(jobs),
+        "passed": sum(passed),
+        "statuses": status_counts(evidence),
+        "infra_errors": not_verified(evidence),
+        "rerun": sum(ev.attempts > 1 for ev in evidence),
+        "wall_s": round(wall, 2),
+        "samples_per_s": round(len(evidence) / wall, 2) if wall > 0 else None,
+        "workers": workers,
+        **scores.scores,
+        "pass@k_not_reported": scores.not_reported,
+    }
+    return BenchRun(evidence=evidence, summary=summary)
