@@ -30,7 +30,8 @@ from bench.humaneval_speed import sample_set  # noqa: E402
 from verifier import Limits, Verifier  # noqa: E402
 from verifier.batch import verify_batch  # noqa: E402
 from verifier.bench import humaneval as he  # noqa: E402
-from verifier.cli.bench import BENCH_MAX_USES  # noqa: E402
+from verifier.bench.harness import BENCH_MAX_USES  # noqa: E402
+from verifier.limits import PoolConfig  # noqa: E402
 from verifier.sandbox.pool import WarmPool  # noqa: E402
 
 CGROUPS = ("/sys/fs/cgroup/unified/docker/cpu.stat", "/sys/fs/cgroup/docker/cpu.stat")
@@ -50,7 +51,9 @@ def containers_cpu_s() -> tuple[float, float]:
 
 def one_run(jobs: list[Any], workers: int) -> dict[str, Any]:
     limits = Limits(timeout_s=15, call_timeout_s=5)
-    with Verifier.pooled(policy="reuse", size=workers, limits=limits, preload="", max_uses=BENCH_MAX_USES) as v:
+    with Verifier.pooled(
+        PoolConfig(policy="reuse", size=workers, preload="", max_uses=BENCH_MAX_USES), limits=limits
+    ) as v:
         pool = v.backend
         assert isinstance(pool, WarmPool)
         pool.warm_up()

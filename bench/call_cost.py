@@ -21,6 +21,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from verifier import Candidate, Limits, Verifier  # noqa: E402
+from verifier.limits import PoolConfig  # noqa: E402
 
 CANDIDATE = """
 def echo(x):
@@ -49,7 +50,10 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     tests_s: dict[str, list[float]] = {name: [] for name in SUITES}
-    with tempfile.TemporaryDirectory() as tmp, Verifier.pooled(policy="fresh", size=1, limits=Limits()) as v:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Verifier.pooled(PoolConfig(policy="fresh", size=1), limits=Limits()) as v,
+    ):
         suites = {}
         for name, text in SUITES.items():
             folder = Path(tmp) / name

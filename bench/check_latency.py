@@ -25,6 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from verifier import Limits, Suite, Verifier, load_suite  # noqa: E402
+from verifier.limits import PoolConfig  # noqa: E402
 from verifier.sandbox.backend import SandboxJob  # noqa: E402
 from verifier.sandbox.docker_engine import DockerBackend, connect  # noqa: E402
 from verifier.sandbox.image import build, image_tag  # noqa: E402
@@ -80,7 +81,7 @@ def main() -> int:
     }
     for name, suite in (("find_duplicates_full", full), ("find_duplicates_examples_only", examples_only)):
         cold = checks(Verifier(), good, suite, args.runs)
-        with Verifier.pooled(policy="fresh", size=2) as warm:
+        with Verifier.pooled(PoolConfig(policy="fresh", size=2)) as warm:
             warm.backend.warm_up()  # type: ignore[attr-defined]
             pooled = checks(warm, good, suite, args.runs)
             # A fresh pool replaces each used container in the background; back-to-back checks

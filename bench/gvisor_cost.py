@@ -34,6 +34,7 @@ from bench.humaneval_speed import sample_set, stats  # noqa: E402
 from verifier import Evidence, Limits, Suite, Verifier, load_suite  # noqa: E402
 from verifier.batch import verify_batch  # noqa: E402
 from verifier.bench import humaneval as he  # noqa: E402
+from verifier.limits import PoolConfig  # noqa: E402
 from verifier.sandbox import runtime as sandbox_runtime  # noqa: E402
 from verifier.sandbox.docker_engine import connect  # noqa: E402
 from verifier.sandbox.image import build, image_tag  # noqa: E402
@@ -59,7 +60,7 @@ def one_check(runs: int, suite: Suite) -> dict[str, Any]:
     """Cold and warm-pool checks of good.py under both runtimes, interleaved run by run."""
     good = EXAMPLE / "good.py"
     cold = {rt: Verifier(limits=Limits(runtime=rt)) for rt in RUNTIMES}  # type: ignore[arg-type]
-    warm = {rt: Verifier.pooled(policy="fresh", size=1, limits=Limits(runtime=rt)) for rt in RUNTIMES}  # type: ignore[arg-type]
+    warm = {rt: Verifier.pooled(PoolConfig(policy="fresh", size=1), limits=Limits(runtime=rt)) for rt in RUNTIMES}  # type: ignore[arg-type]
     times: dict[str, dict[str, list[float]]] = {rt: {"cold": [], "warm": []} for rt in RUNTIMES}
     evidence: dict[str, dict[str, list[Evidence]]] = {rt: {"cold": [], "warm": []} for rt in RUNTIMES}
     try:
@@ -100,7 +101,7 @@ def batch(workers: int, timeout: float) -> dict[str, Any]:
     for rt in RUNTIMES:
         limits = Limits(timeout_s=timeout + 10, call_timeout_s=timeout, runtime=rt)  # type: ignore[arg-type]
         t0 = time.monotonic()
-        with Verifier.pooled(policy="reuse", size=workers, limits=limits, preload="") as verifier:
+        with Verifier.pooled(PoolConfig(policy="reuse", size=workers, preload=""), limits=limits) as verifier:
             pool = verifier.backend
             assert isinstance(pool, WarmPool)
             pool.warm_up()

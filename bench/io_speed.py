@@ -30,6 +30,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from bench.io_plain import judge_all, judge_sample  # noqa: E402
 from verifier.bench import io as bio  # noqa: E402
+from verifier.limits import PoolConfig  # noqa: E402
 from verifier.sandbox.docker_engine import connect  # noqa: E402
 from verifier.sandbox.image import build, image_tag  # noqa: E402
 
@@ -51,7 +52,7 @@ def hundred_cases(reps: int) -> dict[str, Any]:
     ours: list[float] = []
     tests: list[float] = []
     own: list[float] = []
-    with Verifier.pooled(policy="reuse", size=1, limits=limits, image=image_tag(), preload="") as v:
+    with Verifier.pooled(PoolConfig(policy="reuse", size=1, preload=""), limits=limits, image=image_tag()) as v:
         v.check(Candidate.from_text(TRIVIAL), problem.suite)  # warm
         for _ in range(reps):
             t = time.monotonic()

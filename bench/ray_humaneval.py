@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 from bench.humaneval_speed import sample_set  # noqa: E402
 from verifier.batch import verify_batch  # noqa: E402
 from verifier.bench import humaneval as he  # noqa: E402
-from verifier.limits import Limits  # noqa: E402
+from verifier.limits import Limits, PoolConfig  # noqa: E402
 from verifier.sandbox.docker_engine import connect  # noqa: E402
 from verifier.sandbox.image import build  # noqa: E402
 from verifier.verify import Verifier  # noqa: E402
@@ -131,9 +131,11 @@ def child(run: str, address: str, timeout: float, kill_pid: int | None) -> dict[
         from verifier.cluster import RayBackend, ray_verifier
 
         # HumanEval suites use the direct runner: nothing to pre-import (as the CLI does).
-        verifier = ray_verifier(address, per_node=CONTAINERS // 2, limits=limits, preload="")
+        verifier = ray_verifier(
+            address, PoolConfig(policy="reuse", preload=""), per_node=CONTAINERS // 2, limits=limits
+        )
     else:
-        verifier = Verifier.pooled(policy="reuse", size=CONTAINERS, limits=limits, preload="")
+        verifier = Verifier.pooled(PoolConfig(policy="reuse", size=CONTAINERS, preload=""), limits=limits)
     out: dict[str, Any] = {"run": run, "samples": len(samples), "distinct": len(jobs)}
     with verifier:
         backend = verifier.backend
@@ -212,7 +214,7 @@ def idle_container_mib(preload: str) -> float:
     from verifier.sandbox.image import image_tag
     from verifier.sandbox.pool import WarmPool
 
-    with WarmPool(image=image_tag(), size=1, policy="reuse", preload=preload) as pool:
+    with WarmPool(PoolConfig(size=1, policy="reuse", preload=preload), image=image_tag()) as pool:
         pool.warm_up()
         time.sleep(1.0)
         return round(container_memory([pool.pool_id])[0] / 2**20, 1)

@@ -171,3 +171,36 @@ def test_every_all_is_complete_and_each_name_resolves() -> None:
     eager = {n for n, v in vars(verifier).items() if isinstance(v, type) and v.__module__ == "verifier.errors"}
     offered = set(verifier._HOMES) | eager | {"__version__"}
     assert set(verifier.__all__) == offered, sorted(set(verifier.__all__) ^ offered)
+
+
+#: A warm pool's settings have one home, `verifier.limits.PoolConfig`; a signature that takes
+#: one of them loose restates it. (The runner's `launch_command(max_jobs, preload)` is the
+#: protocol's own wire form, below the configuration.)
+POOL_SETTINGS = {"policy", "size", "max_uses", "preload"}
+POOL_SETTINGS_ALLOWED = {"verifier.runner.protocol.launch_command"}
+
+
+def _loose_pool_settings() -> list[str]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = _module_name(path)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = node.args
+                params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+                # "policy" alone is a common word (a review's, a run's); the pool's come in a set.
+                loose = params & POOL_SETTINGS
+                where = f"{name}.{node.name}"
+                if (len(loose) >= 2 or loose & {"max_uses", "preload"}) and where not in POOL_SETTINGS_ALLOWED:
+                    found.append(f"{where}({', '.join(sorted(loose))})")
+    return found
+
+
+def test_pool_settings_travel_as_one_object() -> None:
+    assert _loose_pool_settings() == []
+
+
+def test_the_default_preload_is_written_once() -> None:
+    """ "pytest,hypothesis" (what a pytest runner pre-imports) lives in runner/protocol.py."""
+    holders = [p for p in PACKAGE.rglob("*.py") if '"pytest,hypothesis"' in p.read_text()]
+    assert [p.relative_to(ROOT).as_posix() for p in holders] == ["verifier/runner/protocol.py"]

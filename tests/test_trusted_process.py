@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from verifier import Candidate, Verifier
+from verifier.limits import PoolConfig
 from verifier.sandbox.pool import WarmPool
 
 pytestmark = pytest.mark.docker
@@ -26,7 +27,7 @@ def _suite(root: Path, name: str, test: str, trusted_process: str = "shared") ->
 
 @pytest.fixture
 def pool(sandbox_image: str) -> Iterator[Verifier]:
-    with Verifier.pooled(policy="reuse", size=1, image=sandbox_image) as v:
+    with Verifier.pooled(PoolConfig(policy="reuse", size=1), image=sandbox_image) as v:
         yield v
 
 

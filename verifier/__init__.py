@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         is_verdict,
     )
     from verifier.inputs import Candidate
-    from verifier.limits import Limits
+    from verifier.limits import Limits, PoolConfig
     from verifier.suite import Suite, load_suite
     from verifier.verify import Verifier
 
@@ -37,6 +37,7 @@ _HOMES = {
     ),
     "Candidate": "verifier.inputs",
     "Limits": "verifier.limits",
+    "PoolConfig": "verifier.limits",
     "Suite": "verifier.suite",
     "load_suite": "verifier.suite",
     "Verifier": "verifier.verify",
@@ -65,6 +66,7 @@ __all__ = [
     "ImageNotFound",
     "InvalidInput",
     "Limits",
+    "PoolConfig",
     "SandboxUnavailable",
     "Status",
     "Suite",

@@ -22,6 +22,16 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from verifier.limits import Limits
+from verifier.runner.protocol import (
+    DEFAULT_CANDIDATE_PROCESS,
+    DEFAULT_KIND,
+    DEFAULT_RUNNER,
+    DEFAULT_TRUSTED_PROCESS,
+    CandidateProcess,
+    Runner,
+    SuiteKind,
+    TrustedProcess,
+)
 from verifier.text import clean, one_line
 
 SCHEMA_VERSION = 2
@@ -232,22 +242,22 @@ class Evidence(BaseModel):
         "fresh",
         description="fresh: a container per candidate; reuse: a reset, reused container (see docs/architecture.md).",
     )
-    runner: Literal["pytest", "direct"] = Field(
-        "pytest", description="pytest, or the direct runner for plain test functions (suite.toml runner)."
+    runner: Runner = Field(
+        DEFAULT_RUNNER, description="pytest, or the direct runner for plain test functions (suite.toml runner)."
     )
-    candidate_process: Literal["per-test", "per-run"] = Field(
-        "per-test",
+    candidate_process: CandidateProcess = Field(
+        DEFAULT_CANDIDATE_PROCESS,
         description="per-test: every test got a fresh candidate process and scratch space; per-run: one "
         "process served all tests (suite.toml candidate_process).",
     )
-    trusted_process: Literal["per-job", "shared"] = Field(
-        "per-job",
+    trusted_process: TrustedProcess = Field(
+        DEFAULT_TRUSTED_PROCESS,
         description="per-job: the tests ran in a fresh fork of the trusted server; shared: in the server "
         "itself, checked after each job (suite.toml trusted_process).",
     )
     hypothesis: HypothesisSettings = HypothesisSettings()
-    kind: Literal["tests", "program"] = Field(
-        "tests",
+    kind: SuiteKind = Field(
+        DEFAULT_KIND,
         description="tests: a suite of tests calling the candidate's functions; program: cases of input and "
         "expected output for the candidate as a program on stdin/stdout (then `cases` has one outcome each, "
         "and counts count cases).",

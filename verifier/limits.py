@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from verifier.runner.protocol import PYTEST_PRELOAD
+
 MiB = 1024**2
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -79,3 +81,34 @@ class Limits(BaseModel):
         merged = {**self.model_dump(), **overrides}
         limits = Limits.model_validate(merged)
         return limits.model_copy(update={"runtime": stronger_runtime(self.runtime, limits.runtime)})
+
+
+#: How a verifier runs its jobs: one new container per job ("cold"), or a warm pool of
+#: containers ("fresh": each container serves one job; "reuse": up to `max_uses`, with a
+#: reset between jobs). The one place this choice is written (`Verifier.with_policy`).
+RunPolicy = Literal["reuse", "fresh", "cold"]
+#: The policies of a warm pool.
+PoolPolicy = Literal["fresh", "reuse"]
+
+
+class PoolConfig(BaseModel):
+    """How a warm pool runs its containers: one frozen value, passed whole through
+    `Verifier.pooled`, `WarmPool` and the Ray backend's node pools (see verifier.sandbox.pool)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    policy: PoolPolicy = Field(
+        "fresh", description="fresh: a container serves one job; reuse: up to max_uses jobs, reset between them."
+    )
+    size: int = Field(2, ge=1, description="Containers kept warm (on a Ray cluster: per node, see RayBackend).")
+    max_uses: int = Field(200, ge=1, description="Jobs one container serves under reuse before it is replaced.")
+    preload: str = Field(
+        PYTEST_PRELOAD,
+        description="Modules (comma-separated) the trusted side imports before the first job; "
+        "'' for suites that need none (programs, the direct runner).",
+    )
+
+    @property
+    def jobs_per_container(self) -> int:
+        """How many jobs one container serves: one under fresh, max_uses under reuse."""
+        return 1 if self.policy == "fresh" else self.max_uses

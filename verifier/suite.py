@@ -18,7 +18,17 @@ from verifier.errors import InvalidInput
 from verifier.hashing import left_out, tree_sha256
 from verifier.limits import Limits, MiB
 from verifier.runner.cases import CaseError, check_checker_source, load_cases
-from verifier.runner.protocol import ProgramConfig
+from verifier.runner.protocol import (
+    DEFAULT_CANDIDATE_PROCESS,
+    DEFAULT_KIND,
+    DEFAULT_RUNNER,
+    DEFAULT_TRUSTED_PROCESS,
+    CandidateProcess,
+    ProgramConfig,
+    Runner,
+    SuiteKind,
+    TrustedProcess,
+)
 from verifier.runner.suite_files import is_test_file
 from verifier.runner.trees import reserved
 
@@ -88,16 +98,16 @@ class Manifest(BaseModel):
         description="For candidate folders: modules the tests import, which the folder must have "
         "(every module of the folder is importable either way).",
     )
-    runner: Literal["pytest", "direct"] = Field(
-        "pytest", description="pytest, or direct: plain test_* functions called without pytest's start-up cost."
+    runner: Runner = Field(
+        DEFAULT_RUNNER, description="pytest, or direct: plain test_* functions called without pytest's start-up cost."
     )
-    candidate_process: Literal["per-test", "per-run"] = Field(
-        "per-test",
+    candidate_process: CandidateProcess = Field(
+        DEFAULT_CANDIDATE_PROCESS,
         description="per-test: a fresh candidate process on a wiped scratch space for every test (default); "
         "per-run: one process serves every test of the run (faster, but the candidate can keep state).",
     )
-    trusted_process: Literal["per-job", "shared"] = Field(
-        "per-job",
+    trusted_process: TrustedProcess = Field(
+        DEFAULT_TRUSTED_PROCESS,
         description="per-job: each job's tests run in a fresh fork of the trusted server (default); "
         "shared (direct suites only): in the trusted server itself, which after each job drops the modules "
         "the job imported, restores random's state and checks that nothing else of it changed (or ends the "
@@ -109,8 +119,8 @@ class Manifest(BaseModel):
         "the caller's runc to gvisor, never lower the caller's gvisor (Limits.overridden).",
     )
     hypothesis: HypothesisManifest = HypothesisManifest()
-    kind: Literal["tests", "program"] = Field(
-        "tests",
+    kind: SuiteKind = Field(
+        DEFAULT_KIND,
         description="tests: test files that call the candidate's functions; program: the candidate is a "
         "whole program, run on the cases of [program] with its stdin fed and its stdout compared.",
     )
@@ -220,7 +230,7 @@ class Suite:
         return list(self.manifest.modules or [self.manifest.module])
 
     @property
-    def runner(self) -> Literal["pytest", "direct"]:
+    def runner(self) -> Runner:
         return self.manifest.runner
 
     @property
@@ -228,15 +238,15 @@ class Suite:
         return self.manifest.hypothesis.max_examples
 
     @property
-    def candidate_process(self) -> Literal["per-test", "per-run"]:
+    def candidate_process(self) -> CandidateProcess:
         return self.manifest.candidate_process
 
     @property
-    def trusted_process(self) -> Literal["per-job", "shared"]:
+    def trusted_process(self) -> TrustedProcess:
         return self.manifest.trusted_process
 
     @property
-    def kind(self) -> Literal["tests", "program"]:
+    def kind(self) -> SuiteKind:
         return self.manifest.kind
 
     @property

@@ -27,10 +27,15 @@ from verifier.evidence import (
 )
 from verifier.hashing import evidence_id
 from verifier.inputs import Candidate
-from verifier.limits import Limits
+from verifier.limits import Limits, PoolConfig, RunPolicy
 from verifier.runner import trees
 from verifier.runner.protocol import (
+    DEFAULT_CANDIDATE_PROCESS,
+    DEFAULT_KIND,
+    DEFAULT_RUNNER,
+    DEFAULT_TRUSTED_PROCESS,
     OVERLOAD_FACTOR,
+    PYTEST_PRELOAD,
     RESULT_OVERHEAD_BYTES,
     JobConfig,
     JobResult,
@@ -76,23 +81,32 @@ class Verifier:
 
     @classmethod
     def pooled(
-        cls,
-        *,
-        policy: Literal["fresh", "reuse"] = "fresh",
-        size: int = 2,
-        limits: Limits | None = None,
-        image: str | None = None,
-        max_uses: int = 200,
-        preload: str = "pytest,hypothesis",
+        cls, pool: PoolConfig | None = None, *, limits: Limits | None = None, image: str | None = None
     ) -> Verifier:
-        """A Verifier on a warm pool (see verifier.sandbox.pool); close it to remove the containers."""
+        """A Verifier on a warm pool (see verifier.sandbox.pool and `PoolConfig`); close it to
+        remove the containers."""
         from verifier.sandbox.image import image_tag
         from verifier.sandbox.pool import WarmPool
 
         limits = limits or Limits()
         image = image or image_tag()
-        pool = WarmPool(image=image, limits=limits, size=size, policy=policy, max_uses=max_uses, preload=preload)
-        return cls(backend=pool, image=image, limits=limits)
+        return cls(backend=WarmPool(pool, image=image, limits=limits), image=image, limits=limits)
+
+    @classmethod
+    def with_policy(
+        cls,
+        policy: RunPolicy,
+        pool: PoolConfig | None = None,
+        *,
+        limits: Limits | None = None,
+        image: str | None = None,
+    ) -> Verifier:
+        """The one factory for a run policy: "cold" runs every job in a new container; "fresh"
+        and "reuse" a warm pool of that policy (the rest of its settings from `pool`)."""
+        if policy == "cold":
+            return cls(limits=limits, image=image)
+        settings = (pool or PoolConfig()).model_copy(update={"policy": policy})
+        return cls.pooled(settings, limits=limits, image=image)
 
     @property
     def backend(self) -> SandboxBackend:
@@ -252,7 +266,7 @@ class Verifier:
         )
         return SandboxJob(
             image=self.image,
-            command=launch_command(1, "pytest,hypothesis" if (suite.kind, suite.runner) == ("tests", "pytest") else ""),
+            command=launch_command(1, PYTEST_PRELOAD if (suite.kind, suite.runner) == ("tests", "pytest") else ""),
             limits=host_limits,
             stdin=encode_job(nonce, modules, cand.files(suite.module), suite.files, config),
             mode="launcher",
@@ -303,11 +317,11 @@ class _Fields:
             failures=verdict.failures,
             limits=self.limits,
             isolation=backend.isolation if backend is not None else "fresh",
-            runner=suite.runner if suite is not None else "pytest",
-            candidate_process=suite.candidate_process if suite is not None else "per-test",
-            trusted_process=suite.trusted_process if suite is not None else "per-job",
+            runner=suite.runner if suite is not None else DEFAULT_RUNNER,
+            candidate_process=suite.candidate_process if suite is not None else DEFAULT_CANDIDATE_PROCESS,
+            trusted_process=suite.trusted_process if suite is not None else DEFAULT_TRUSTED_PROCESS,
             hypothesis=HypothesisSettings(max_examples=suite.max_examples if suite is not None else 100),
-            kind=suite.kind if suite is not None else "tests",
+            kind=suite.kind if suite is not None else DEFAULT_KIND,
             cases=verdict.cases,
             candidate_output_untrusted=truncate(verdict.output, MAX_UNTRUSTED_CHARS),
             candidate_output_truncated=verdict.output_bytes > len(verdict.output.encode())

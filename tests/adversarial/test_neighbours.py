@@ -19,6 +19,7 @@ import pytest
 
 from tests.conftest import QUICK_SUITE as SUITE
 from verifier import Evidence, Limits, Verifier
+from verifier.limits import PoolConfig
 from verifier.sandbox.pool import WarmPool
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -59,7 +60,7 @@ def alone(sandbox_image: str, limits: Limits) -> Evidence:
 
 @pytest.fixture(scope="module")
 def reused(sandbox_image: str, limits: Limits) -> Iterator[Verifier]:
-    with Verifier.pooled(policy="reuse", size=1, limits=limits, image=sandbox_image, max_uses=10_000) as v:
+    with Verifier.pooled(PoolConfig(policy="reuse", size=1, max_uses=10_000), limits=limits, image=sandbox_image) as v:
         yield v
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from verifier import Evidence, Limits, Status, Verifier
+from verifier.limits import PoolConfig
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -45,7 +46,9 @@ def alone(sandbox_image: str) -> Evidence:
 
 @pytest.fixture(scope="module")
 def reused(sandbox_image: str) -> Iterator[Verifier]:
-    with Verifier.pooled(policy="reuse", size=1, limits=LIMITS, image=sandbox_image, max_uses=10_000, preload="") as v:
+    with Verifier.pooled(
+        PoolConfig(policy="reuse", size=1, max_uses=10_000, preload=""), limits=LIMITS, image=sandbox_image
+    ) as v:
         yield v
 
 
@@ -101,7 +104,9 @@ def test_no_zombie_carries_from_case_to_case(sandbox_image: str, runtime: str) -
     is gone before the next case, and before the next program in the same sandbox. Under gVisor
     orphans go to the trusted server (PID 1), which must reap them as they end."""
     limits = LIMITS.model_copy(update={"runtime": runtime})
-    with Verifier.pooled(policy="reuse", size=1, limits=limits, image=sandbox_image, max_uses=100, preload="") as v:
+    with Verifier.pooled(
+        PoolConfig(policy="reuse", size=1, max_uses=100, preload=""), limits=limits, image=sandbox_image
+    ) as v:
         ev = v.check(HERE / "programs" / "zombie_between_cases.py", SUITE)
         assert ev.ok, [(c.name, c.status.value, c.message, c.difference) for c in ev.cases]
         after = v.check(VICTIM, SUITE)

@@ -31,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from verifier.limits import PoolConfig
 from verifier.runner.cases import compare, load_cases, run_checker
 from verifier.suite import load_suite
 
@@ -276,7 +277,7 @@ def run_verifier_all(cases: list[Case], *, image: str | None = None, workers: in
 
     limits = Limits(timeout_s=60)
     items = [(c.candidate, c.suite) for c in cases]
-    with Verifier.pooled(policy="reuse", size=workers, limits=limits, image=image, max_uses=10_000) as v:
+    with Verifier.pooled(PoolConfig(policy="reuse", size=workers, max_uses=10_000), limits=limits, image=image) as v:
         evidence = verify_batch(v, items, workers=workers, progress=False)
     out = {}
     for case, ev in zip(cases, evidence, strict=True):

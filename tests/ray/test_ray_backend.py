@@ -22,6 +22,7 @@ from verifier import Limits, SandboxUnavailable, Status, Verifier
 from verifier.batch import Item, verify_batch
 from verifier.bench import humaneval as he
 from verifier.cluster import RayBackend, ray_verifier
+from verifier.limits import PoolConfig
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
@@ -51,7 +52,7 @@ def test_same_evidence_as_the_local_pool(
 ) -> None:
     examples = [(EXAMPLE / name, SUITE) for name in ("good.py", "buggy_set.py", "wrong/mutates_input.py")]
     items: list[Item] = humaneval_items(6) + examples
-    with Verifier.pooled(policy="reuse", size=2, limits=LIMITS, image=sandbox_image) as local:
+    with Verifier.pooled(PoolConfig(policy="reuse", size=2), limits=LIMITS, image=sandbox_image) as local:
         expected = verify_batch(local, items, workers=2, progress=False)
     with ray_verifier(per_node=2, limits=LIMITS, image=sandbox_image) as verifier:
         backend = backend_of(verifier)

@@ -1,6 +1,8 @@
-"""The contract every SandboxBackend keeps (cold, fresh pool, reuse pool; and the next ones).
+"""The contract every SandboxBackend keeps (cold, fresh pool, reuse pool, Ray; and the next ones).
 
-A new backend is added to BACKENDS and must pass all of this before it is used: it runs the
+A new backend is added to BACKENDS (or, when it needs more than an engine, collects these tests
+with a fixture of its own, as tests/ray/test_ray_contract.py does for the Ray backend; the
+guard at the end of this file fails for a backend in neither) and must pass all of this before it is used: it runs the
 job's own command, gives the same evidence as a cold container for the same input, enforces
 time and output limits, and leaves no container behind when closed. Every backend keeps it
 under every container runtime (`runtime`: runc, gVisor).
@@ -18,6 +20,7 @@ import pytest
 
 from tests.conftest import EXAMPLE, SUITE
 from verifier import Evidence, Limits, Status, Verifier
+from verifier.limits import PoolConfig
 from verifier.sandbox.backend import SandboxBackend, SandboxJob
 from verifier.sandbox.docker_engine import DockerBackend
 from verifier.sandbox.hardening import LABEL_OWNER_PID
@@ -30,9 +33,12 @@ ADVERSARIAL = Path(__file__).parents[1] / "adversarial" / "candidates"
 
 BACKENDS: dict[str, Callable[[str, Limits], SandboxBackend]] = {
     "cold": lambda image, limits: DockerBackend(),
-    "fresh-pool": lambda image, limits: WarmPool(image=image, limits=limits, size=1, policy="fresh"),
-    "reuse-pool": lambda image, limits: WarmPool(image=image, limits=limits, size=1, policy="reuse"),
+    "fresh-pool": lambda image, limits: WarmPool(PoolConfig(size=1, policy="fresh"), image=image, limits=limits),
+    "reuse-pool": lambda image, limits: WarmPool(PoolConfig(size=1, policy="reuse"), image=image, limits=limits),
 }
+
+#: What each entry of BACKENDS makes (for the guard at the end, which must not start one).
+BACKEND_TYPES: dict[str, type[SandboxBackend]] = {"cold": DockerBackend, "fresh-pool": WarmPool, "reuse-pool": WarmPool}
 
 
 @pytest.fixture(scope="module")
@@ -105,3 +111,32 @@ def test_close_leaves_no_container(
         if c["Created"] >= started and (c.get("Labels") or {}).get(LABEL_POOL_ID) == mine
     ]
     assert left == []
+
+
+#: Backends whose contract tests live elsewhere (they need more than an engine), and the test
+#: doubles that never run a candidate.
+CONTRACT_ELSEWHERE = {"RayBackend": "tests/ray/test_ray_contract.py"}
+TEST_DOUBLES = {"FakeBackend"}
+
+
+def test_every_backend_keeps_the_contract() -> None:
+    """Every SandboxBackend subclass in `verifier/` is in BACKENDS or collects these tests elsewhere."""
+    import importlib
+    import pkgutil
+
+    import verifier
+
+    for info in pkgutil.walk_packages(verifier.__path__, "verifier."):
+        # The runner is the in-container side (it never holds a host backend); __main__ runs the CLI.
+        if not info.name.startswith("verifier.runner") and info.name != "verifier.__main__":
+            importlib.import_module(info.name)
+    seen: set[str] = set()
+    pending = list(SandboxBackend.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        seen.add(cls.__name__)
+        pending.extend(cls.__subclasses__())
+    missing = seen - {cls.__name__ for cls in BACKEND_TYPES.values()} - set(CONTRACT_ELSEWHERE) - TEST_DOUBLES
+    assert missing == set(), f"backends that no contract test runs: {sorted(missing)}"
+    for path in CONTRACT_ELSEWHERE.values():
+        assert (Path(__file__).parents[2] / path).is_file(), path

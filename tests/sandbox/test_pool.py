@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import EXAMPLE, SUITE
 from verifier import Limits, Status, Suite, Verifier
+from verifier.limits import PoolConfig
 from verifier.sandbox.hardening import LABEL_MANAGED, LABEL_OWNER_PID
 from verifier.suite import Manifest
 
@@ -40,7 +41,7 @@ def test_pool_gives_the_same_verdicts_as_cold(
     sandbox_image: str, docker_client: docker.DockerClient, policy: str
 ) -> None:
     cold = Verifier(image=sandbox_image, limits=LIMITS)
-    with Verifier.pooled(policy=policy, size=2, limits=LIMITS, image=sandbox_image) as pooled:
+    with Verifier.pooled(PoolConfig(policy=policy, size=2), limits=LIMITS, image=sandbox_image) as pooled:
         for name in ("good.py", "buggy_set.py", "wrong/mutates_input.py"):
             a, b = cold.check(EXAMPLE / name, SUITE), pooled.check(EXAMPLE / name, SUITE)
             assert (a.ok, a.status, a.counts, a.evidence_id) == (b.ok, b.status, b.counts, b.evidence_id)
@@ -76,7 +77,7 @@ def f():
         files={"test_f.py": b"from solution import f\ndef test_f():\n    assert f() in (True, [False, False, 0])\n"},
         manifest=Manifest(runner="direct"),
     )
-    with Verifier.pooled(policy="reuse", size=1, limits=LIMITS, image=sandbox_image) as v:
+    with Verifier.pooled(PoolConfig(policy="reuse", size=1), limits=LIMITS, image=sandbox_image) as v:
         assert v.check(plant, suite).ok
         second = v.check(probe, suite)
         assert second.ok, [f.detail_untrusted[-300:] for f in second.failures]
@@ -90,7 +91,7 @@ def test_reuse_keeps_the_sandbox_after_a_timeout_and_recycles_after_oom(sandbox_
     hang = "def find_duplicates(values):\n    while True:\n        pass\n"
     hog = "def find_duplicates(values):\n    x = []\n    while True:\n        x.append(bytearray(1 << 20))\n"
     limits = Limits(timeout_s=30, call_timeout_s=1, memory_bytes=256 * 1024**2)
-    with Verifier.pooled(policy="reuse", size=1, limits=limits, image=sandbox_image) as v:
+    with Verifier.pooled(PoolConfig(policy="reuse", size=1), limits=limits, image=sandbox_image) as v:
         assert v.check(hang, SUITE).status is Status.TIMEOUT
         assert v.check(EXAMPLE / "good.py", SUITE).ok
         assert v.backend.stats.started == 1  # type: ignore[attr-defined]
@@ -102,7 +103,7 @@ def test_reuse_keeps_the_sandbox_after_a_timeout_and_recycles_after_oom(sandbox_
 def test_pool_recovers_when_a_container_is_killed_from_outside(
     sandbox_image: str, docker_client: docker.DockerClient
 ) -> None:
-    with Verifier.pooled(policy="reuse", size=1, limits=LIMITS, image=sandbox_image) as v:
+    with Verifier.pooled(PoolConfig(policy="reuse", size=1), limits=LIMITS, image=sandbox_image) as v:
         v.backend.warm_up()  # type: ignore[attr-defined]
         for cid in ours(docker_client):
             docker_client.api.kill(cid)
@@ -124,7 +125,7 @@ def test_batch_survives_an_engine_restart(sandbox_image: str, docker_client: doc
     from verifier.batch import verify_batch
 
     items = [(EXAMPLE / ("good.py" if i % 2 else "buggy_set.py"), SUITE) for i in range(12)]
-    with Verifier.pooled(policy="reuse", size=2, limits=LIMITS, image=sandbox_image) as v:
+    with Verifier.pooled(PoolConfig(policy="reuse", size=2), limits=LIMITS, image=sandbox_image) as v:
         v.backend.warm_up()  # type: ignore[attr-defined]
         restarter = threading.Timer(1.0, lambda: subprocess.run(["bash", "-c", RESTART], check=True))
         restarter.start()
@@ -145,7 +146,7 @@ bash {ROOT}/scripts/ensure-docker.sh
 
 
 def test_jobs_with_other_limits_run_cold(sandbox_image: str) -> None:
-    with Verifier.pooled(policy="fresh", size=1, limits=LIMITS, image=sandbox_image) as v:
+    with Verifier.pooled(PoolConfig(policy="fresh", size=1), limits=LIMITS, image=sandbox_image) as v:
         other = Verifier(backend=v.backend, image=sandbox_image, limits=Limits(memory_bytes=300 * 1024**2))
         assert other.check(EXAMPLE / "good.py", SUITE).ok
         assert v.backend.stats.cold_fallbacks == 1  # type: ignore[attr-defined]
@@ -156,7 +157,7 @@ def test_idle_pool_releases_its_containers_and_comes_back(
 ) -> None:
     from verifier.sandbox.pool import WarmPool
 
-    with WarmPool(image=sandbox_image, limits=LIMITS, size=1, policy="reuse", idle_timeout_s=1.0) as pool:
+    with WarmPool(PoolConfig(size=1, policy="reuse"), image=sandbox_image, limits=LIMITS, idle_timeout_s=1.0) as pool:
         pool.warm_up()
         assert wait_for(lambda: ours(docker_client) == [], 15), "idle containers were not released"
         v = Verifier(backend=pool, image=sandbox_image, limits=LIMITS)

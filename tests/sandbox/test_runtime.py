@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from tests.conftest import EXAMPLE, SUITE
 from verifier import Limits, Status, Verifier
 from verifier.cli import app
+from verifier.limits import PoolConfig
 from verifier.runner.protocol import KERNEL_ENV, Counts, format_result_line
 from verifier.sandbox import runtime
 from verifier.sandbox.backend import SandboxJob
@@ -88,7 +89,7 @@ def test_an_engine_without_the_runtime_gives_infra_error_evidence_never_runc(
     assert ev.limits.runtime == "gvisor"
     # A pool gives up at once with the same reason (it would otherwise retry until its acquire
     # timeout and say only that no sandbox became available).
-    with Verifier.pooled(policy="fresh", size=1, limits=limits, image=sandbox_image) as pooled:
+    with Verifier.pooled(PoolConfig(policy="fresh", size=1), limits=limits, image=sandbox_image) as pooled:
         ev = pooled.check(EXAMPLE / "good.py", SUITE)
     assert ev.status is Status.INFRA_ERROR and no_such_runtime in ev.reason
 
@@ -127,7 +128,7 @@ def test_the_evidence_records_the_runtime_on_every_path(sandbox_image: str, tmp_
     shutil.copytree(SUITE, suite)
     with open(suite / "suite.toml", "a") as fh:
         fh.write('\n[limits]\nruntime = "gvisor"\n')
-    with Verifier.pooled(policy="fresh", size=1, limits=LIMITS, image=sandbox_image) as runc_pool:
+    with Verifier.pooled(PoolConfig(policy="fresh", size=1), limits=LIMITS, image=sandbox_image) as runc_pool:
         ev = runc_pool.check(EXAMPLE / "good.py", suite)  # another runtime than the pool's: a cold gVisor run
     assert ev.ok and ev.limits.runtime == "gvisor"
 
@@ -224,7 +225,7 @@ def test_runc_registered_under_gvisors_name_is_refused(sandbox_image: str, monke
     with Verifier(image=sandbox_image, limits=limits) as cold:
         ev = cold.check(EXAMPLE / "good.py", SUITE)
     assert ev.status is Status.INFRA_ERROR and "observed a linux kernel" in ev.reason, ev.reason
-    with Verifier.pooled(policy="reuse", size=1, limits=limits, image=sandbox_image) as pooled:
+    with Verifier.pooled(PoolConfig(policy="reuse", size=1), limits=limits, image=sandbox_image) as pooled:
         ev = pooled.check(EXAMPLE / "good.py", SUITE)
     assert ev.status is Status.INFRA_ERROR and "observed a linux kernel" in ev.reason, ev.reason
 
@@ -237,7 +238,7 @@ def test_a_gvisor_pool_runs_a_suite_that_asks_for_runc_under_gvisor(sandbox_imag
     from verifier.agents.tools import make_run_test_suite, render
 
     gvisor = LIMITS.model_copy(update={"runtime": "gvisor"})
-    with Verifier.pooled(policy="reuse", size=1, limits=gvisor, image=sandbox_image) as pooled:
+    with Verifier.pooled(PoolConfig(policy="reuse", size=1), limits=gvisor, image=sandbox_image) as pooled:
         ev = pooled.check(EXAMPLE / "good.py", _suite_asking(tmp_path, "runc"))
         assert ev.ok and ev.limits.runtime == "gvisor", ev.reason
         tool = make_run_test_suite(_suite_asking(tmp_path / "t", "runc"), verifier=pooled, cache=False)

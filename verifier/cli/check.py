@@ -14,7 +14,6 @@ from verifier.cli.common import (
     EXIT_NOT_OK,
     EXIT_OK,
     EXIT_TROUBLE,
-    RuntimeChoice,
     ensure_image,
     limits_failure,
     parse_size,
@@ -23,7 +22,7 @@ from verifier.cli.common import (
     say_error,
     suite_limits,
 )
-from verifier.limits import DEFAULT_CALL_TIMEOUT_S, DEFAULT_TIMEOUT_S, Limits
+from verifier.limits import DEFAULT_CALL_TIMEOUT_S, DEFAULT_TIMEOUT_S, Limits, Runtime
 
 if TYPE_CHECKING:  # the models are imported where a check runs (start-up: see verifier/__init__)
     from verifier.evidence import Evidence
@@ -58,7 +57,7 @@ def check(
     memory: Annotated[str, typer.Option(help="Memory limit of the sandbox, e.g. 512m, 1g.")] = "512m",
     build: Annotated[bool, typer.Option(help="Build the sandbox image first when it is missing.")] = True,
     runtime: Annotated[
-        RuntimeChoice,
+        Runtime,
         typer.Option(
             help="Container runtime: runc (the engine's own) or gvisor (gVisor's runsc: a user-space kernel "
             "between the candidate and the host's; slower). Recorded in the evidence."

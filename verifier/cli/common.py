@@ -43,10 +43,6 @@ OPTION_OF = {
     "memory_bytes": "--memory",
     "runtime": "--runtime",
 }
-#: Container runtimes, as the options `--runtime` take them (`verifier.limits.Runtime`).
-RuntimeChoice = Literal["runc", "gvisor"]
-#: Pool policies of the bench commands.
-PolicyChoice = Literal["reuse", "fresh", "cold"]
 #: An error document's status: the caller's input, or our sandbox (the engine, the image).
 ErrorStatus = Literal["invalid_input", "infra_error"]
 _FAULT_OF: dict[str, str] = {"invalid_input": "input", "infra_error": "verifier"}

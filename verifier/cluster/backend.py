@@ -26,7 +26,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -34,7 +34,7 @@ from verifier import __version__
 from verifier._distribution import install_hint
 from verifier.cluster.node import NodeInfo, NodeSandbox, NodeSpec
 from verifier.errors import SandboxUnavailable
-from verifier.limits import Limits
+from verifier.limits import Limits, PoolConfig
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
 from verifier.sandbox.image import Base, image_tag, recipe_digest
 from verifier.sandbox.pool import ACQUIRE_TIMEOUT_S
@@ -42,7 +42,8 @@ from verifier.verify import Verifier
 
 log = logging.getLogger(__name__)
 
-Policy = Literal["fresh", "reuse"]
+#: A cluster's pools reuse their containers unless told otherwise (batches are what it is for).
+CLUSTER_POOL = PoolConfig(policy="reuse")
 #: Ray namespace of the node actors (their names start with "verifier-<backend id>-").
 NAMESPACE = "verifier"
 #: How long a node may take to check itself, build its image if need be, and start its pool.
@@ -112,8 +113,9 @@ class RayBackend(SandboxBackend):
             ignored when this process is already connected to Ray.
         image: the sandbox image tag; the one of this checkout's recipe by default.
         limits: the pools' container-level limits (jobs with others run cold on the node).
+        pool: every node's pool settings (policy, max_uses, preload; see `PoolConfig`); reuse by
+            default. Its `size` is replaced per node: `per_node`, or the node's Ray CPU count.
         per_node: containers per node; default: the node's Ray CPU count.
-        policy: the pools' isolation policy (see verifier.sandbox.pool).
         backlog: jobs sent to a node beyond its container count, so that its containers do not
             wait for the driver's next job.
         resource: use only nodes that offer this custom Ray resource (e.g. the ones with an engine).
@@ -124,29 +126,25 @@ class RayBackend(SandboxBackend):
 
     def __init__(
         self,
+        pool: PoolConfig = CLUSTER_POOL,
         *,
         address: str = "auto",
         image: str | None = None,
         limits: Limits | None = None,
         per_node: int | None = None,
-        policy: Policy = "reuse",
         backlog: int = 1,
-        max_uses: int = 200,
-        preload: str = "pytest,hypothesis",
         resource: str | None = None,
         build: bool = True,
         base: Base = "auto",
         recipe: str | None = None,
         start_timeout_s: float = START_TIMEOUT_S,
     ) -> None:
-        if policy not in ("fresh", "reuse"):
-            raise ValueError(f"policy must be 'fresh' or 'reuse', not {policy!r}")
         if per_node is not None and per_node < 1:
             raise ValueError("per_node must be at least 1")
         if backlog < 0:
             raise ValueError("backlog must not be negative")
         self._ray = import_ray()
-        self.isolation = policy
+        self.isolation = pool.policy
         self.image = image or image_tag(base)
         self.limits = limits or Limits()
         self.id = uuid.uuid4().hex[:12]
@@ -162,9 +160,7 @@ class RayBackend(SandboxBackend):
             verifier_version=__version__,
             image=self.image,
             limits=self.limits,
-            policy=policy,
-            max_uses=1 if policy == "fresh" else max_uses,
-            preload=preload,
+            pool=pool,
             build=build,
             base=base,
         )
@@ -393,14 +389,12 @@ class RayBackend(SandboxBackend):
 
 def ray_verifier(
     address: str = "auto",
+    pool: PoolConfig = CLUSTER_POOL,
     *,
     per_node: int | None = None,
-    policy: Policy = "reuse",
     limits: Limits | None = None,
     image: str | None = None,
     backlog: int = 1,
-    max_uses: int = 200,
-    preload: str = "pytest,hypothesis",
     resource: str | None = None,
     build: bool = True,
 ) -> Verifier:
@@ -411,14 +405,12 @@ def ray_verifier(
     limits = limits or Limits()
     image = image or image_tag()
     backend = RayBackend(
+        pool,
         address=address,
         image=image,
         limits=limits,
         per_node=per_node,
-        policy=policy,
         backlog=backlog,
-        max_uses=max_uses,
-        preload=preload,
         resource=resource,
         build=build,
     )

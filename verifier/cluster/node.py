@@ -13,14 +13,13 @@ import os
 import socket
 import threading
 import time
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from verifier import __version__
 from verifier.cluster import lifeline
 from verifier.errors import SandboxUnavailable
-from verifier.limits import Limits
+from verifier.limits import Limits, PoolConfig
 from verifier.sandbox import image as images
 from verifier.sandbox.backend import RawRun, SandboxJob
 from verifier.sandbox.container import EngineError, connect, translated
@@ -41,9 +40,8 @@ class NodeSpec(BaseModel):
     verifier_version: str
     image: str
     limits: Limits
-    policy: Literal["fresh", "reuse"]
-    max_uses: int
-    preload: str
+    #: The pools' settings; each node sets its own size.
+    pool: PoolConfig
     build: bool
     base: Base
 
@@ -125,14 +123,7 @@ class NodeSandbox:
             )
         # First the lifeline, then the containers: no moment in which a killed actor leaves any.
         lifeline.spawn(os.getpid())
-        pool = WarmPool(
-            image=spec.image,
-            limits=spec.limits,
-            size=self.size,
-            policy=spec.policy,
-            max_uses=spec.max_uses,
-            preload=spec.preload,
-        )
+        pool = WarmPool(spec.pool.model_copy(update={"size": self.size}), image=spec.image, limits=spec.limits)
         self._pool = pool
         return NodeInfo(
             node_id=self.node_id,

@@ -34,7 +34,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, is_dataclass, replace
-from typing import IO, Any
+from typing import IO, Any, Final, Literal, get_args
 
 PROTOCOL_VERSION = 3
 
@@ -112,11 +112,21 @@ def observed_kernel() -> str:
     return "gvisor" if size > 0 and _GVISOR_LOG in buffer.raw[:size] else "linux"
 
 
-RUNNERS = ("pytest", "direct")
+# A suite's shape: the one home of its values and its defaults (a suite.toml that says nothing
+# gets these). suite.Manifest, Evidence and JobConfig all use them.
+Runner = Literal["pytest", "direct"]
+RUNNERS: tuple[Runner, ...] = get_args(Runner)
+DEFAULT_RUNNER: Final = "pytest"
 #: "per-test": every test gets a fresh candidate process on a wiped scratch space (default);
 #: "per-run": one candidate process serves all tests of a run (faster; it can keep state).
-CANDIDATE_PROCESS = ("per-test", "per-run")
-TRUSTED_PROCESS = ("per-job", "shared")
+CandidateProcess = Literal["per-test", "per-run"]
+CANDIDATE_PROCESS: tuple[CandidateProcess, ...] = get_args(CandidateProcess)
+DEFAULT_CANDIDATE_PROCESS: Final = "per-test"
+#: "per-job": the tests run in a fork of the trusted server; "shared": in the server itself
+#: (direct suites that opt in; see pristine.py).
+TrustedProcess = Literal["per-job", "shared"]
+TRUSTED_PROCESS: tuple[TrustedProcess, ...] = get_args(TrustedProcess)
+DEFAULT_TRUSTED_PROCESS: Final = "per-job"
 
 #: Why a test failed. The host's `FailureKind` is this list (a test checks they agree).
 FAILURE_KINDS = (
@@ -140,7 +150,9 @@ FAILURE_KINDS = (
 
 #: What a suite is: pytest/direct tests calling functions ("tests"), or cases of input and
 #: expected output for a whole program on stdin/stdout ("program").
-KINDS = ("tests", "program")
+SuiteKind = Literal["tests", "program"]
+KINDS: tuple[SuiteKind, ...] = get_args(SuiteKind)
+DEFAULT_KIND: Final = "tests"
 #: How a program's output is compared with a case's expected output (see cases.py).
 COMPARE_MODES = ("exact", "tokens", "float", "checker")
 #: One program case's outcome: passed, or why not (a subset of FAILURE_KINDS).
@@ -197,7 +209,12 @@ OVERLOAD_FACTOR = 4.0
 _LAUNCH = ("python3", "-I", "-B", "-m", "verifier_runner.launch")
 
 
-def launch_command(max_jobs: int, preload: str = "pytest,hypothesis") -> list[str]:
+#: What a runner serving pytest suites imports once, before its first job (comma-separated).
+#: Suites of the direct runner and programs need nothing: their pools preload "".
+PYTEST_PRELOAD = "pytest,hypothesis"
+
+
+def launch_command(max_jobs: int, preload: str = PYTEST_PRELOAD) -> list[str]:
     """The command that starts the runner as a server of up to `max_jobs` jobs."""
     return [*_LAUNCH, "--max-jobs", str(max_jobs), "--preload", preload or ","]
 
@@ -252,14 +269,12 @@ class JobConfig:
     #: Most bytes of one reply from the candidate process; a bigger one is an output_limit fault.
     reply_bytes: int
     max_examples: int = 100
-    runner: str = "pytest"
+    runner: str = DEFAULT_RUNNER
     uses_hypothesis: bool = True
-    candidate_process: str = "per-test"
-    #: "per-job": the tests run in a fork of the trusted server; "shared": in the server itself
-    #: (direct suites that opt in; see pristine.py).
-    trusted_process: str = "per-job"
+    candidate_process: str = DEFAULT_CANDIDATE_PROCESS
+    trusted_process: str = DEFAULT_TRUSTED_PROCESS
     #: "tests" or "program" (KINDS); a program job carries its ProgramConfig.
-    kind: str = "tests"
+    kind: str = DEFAULT_KIND
     program: ProgramConfig | None = None
 
     def __post_init__(self) -> None:

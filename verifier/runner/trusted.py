@@ -311,7 +311,7 @@ def _option(argv: list[str], name: str, default: str) -> str:
 def serve(ctl: socket.socket, argv: list[str]) -> None:
     """Serve up to --max-jobs jobs from stdin; --preload names modules to import before READY."""
     max_jobs = int(_option(argv, "--max-jobs", "1"))
-    preload = _option(argv, "--preload", "pytest,hypothesis")
+    preload = _option(argv, "--preload", protocol.PYTEST_PRELOAD)
     # Our stdout is the result channel: keep it for result lines, and send everything else
     # this process or pytest prints to stderr.
     result_fd = os.dup(1)

@@ -29,10 +29,9 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Literal
 
 from verifier.errors import ImageNotFound, SandboxUnavailable
-from verifier.limits import Limits
+from verifier.limits import Limits, PoolConfig, PoolPolicy
 from verifier.runner.protocol import is_launch_command, launch_command, split_result_line
 from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
@@ -41,7 +40,6 @@ from verifier.sandbox.docker_engine import DockerBackend
 from verifier.sandbox.gc import owner_labels, sweep
 from verifier.sandbox.runtime import RuntimeNotRegistered
 
-Policy = Literal["fresh", "reuse"]
 #: Container-level fields: a job must match them to run in a pooled container.
 CONTAINER_FIELDS = (
     "memory_bytes",
@@ -79,27 +77,21 @@ class WarmPool(SandboxBackend):
 
     def __init__(
         self,
+        config: PoolConfig | None = None,
         *,
         image: str,
         limits: Limits | None = None,
-        size: int = 2,
-        policy: Policy = "fresh",
-        max_uses: int = 200,
         client: Client | None = None,
-        preload: str = "pytest,hypothesis",
         idle_timeout_s: float | None = 600.0,
         admission: Admission | None = None,
     ) -> None:
-        if size < 1:
-            raise ValueError("pool size must be at least 1")
-        if policy not in ("fresh", "reuse"):
-            raise ValueError(f"policy must be 'fresh' or 'reuse', not {policy!r}")
+        self.config = config or PoolConfig()
         self.image = image
         self.limits = limits or Limits()
-        self.size = size
-        self.isolation = policy
-        self.max_uses = 1 if policy == "fresh" else max_uses
-        self.preload = preload
+        self.size = self.config.size
+        self.isolation: PoolPolicy = self.config.policy
+        self.max_uses = self.config.jobs_per_container
+        self.preload = self.config.preload
         #: Idle containers older than this are removed (and restarted on the next demand).
         self.idle_timeout_s = idle_timeout_s
         self.admission = admission or Admission()
@@ -119,7 +111,7 @@ class WarmPool(SandboxBackend):
         self.stats = PoolStats()
         self._demand = time.monotonic()
         atexit.register(self.close)
-        for _ in range(size):
+        for _ in range(self.size):
             self._start_async()
         if idle_timeout_s is not None:
             threading.Thread(target=self._janitor, daemon=True, name="warm-janitor").start()
