@@ -190,27 +190,9 @@ class Verifier:
         except ValueError as exc:
             return fields.closed(Status.INVALID_INPUT, f"the suite's limits are invalid: {exc}")
         fields.candidate_kind = cand.kind
-        if loaded.kind == "program" and cand.kind == "tree":
-            return fields.closed(Status.INVALID_INPUT, "a program suite runs one file: pass the program, not a folder")
-        try:
-            _check_fits(cand, loaded, limits)
-        except InvalidInput as exc:
-            return fields.closed(Status.INVALID_INPUT, str(exc), failures=_refused(exc))
-        syntax = cand.syntax_error()
-        if syntax is not None:
-            where, what = syntax
-            failure = Failure(
-                test_id="<candidate>",
-                kind=FailureKind.SYNTAX_ERROR,
-                message=f"syntax error at {where}",
-                detail_untrusted=what,
-            )
-            return fields.closed(Status.ERROR, f"the candidate has a syntax error at {where}", failures=[failure])
-        missing = [m for m in loaded.declared_modules if m not in cand.modules(loaded.module)]
-        if missing:
-            reason = f"the candidate has no module {missing[0]!r}, which the suite imports"
-            failure = Failure(test_id="<candidate>", kind=FailureKind.IMPORT_ERROR, message=reason)
-            return fields.closed(Status.ERROR, reason, failures=[failure])
+        refused = _refusal(cand, loaded, limits)
+        if refused is not None:
+            return fields.closed(*refused)
         nonce = secrets.token_hex(16)
         try:
             raw = self.backend.run(self._job(cand, loaded, limits, nonce))
@@ -359,6 +341,33 @@ def _check_fits(cand: Candidate, suite: Suite, limits: Limits) -> None:
             f"its files take {needed // 1024} KiB of the sandbox's {limits.scratch_bytes // 1024} KiB "
             "scratch space (scratch_bytes)"
         )
+
+
+def _refusal(cand: Candidate, suite: Suite, limits: Limits) -> tuple[Status, str, list[Failure]] | None:
+    """What is decided before any sandbox runs: a candidate that cannot run under this suite
+    (invalid input), or one that cannot even be imported (a syntax error, a module the suite
+    imports that the candidate lacks): (status, reason, failures), or None to run it."""
+    if suite.kind == "program" and cand.kind == "tree":
+        return Status.INVALID_INPUT, "a program suite runs one file: pass the program, not a folder", []
+    try:
+        _check_fits(cand, suite, limits)
+    except InvalidInput as exc:
+        return Status.INVALID_INPUT, str(exc), _refused(exc) or []
+    syntax = cand.syntax_error()
+    if syntax is not None:
+        where, what = syntax
+        failure = Failure(
+            test_id="<candidate>",
+            kind=FailureKind.SYNTAX_ERROR,
+            message=f"syntax error at {where}",
+            detail_untrusted=what,
+        )
+        return Status.ERROR, f"the candidate has a syntax error at {where}", [failure]
+    missing = [m for m in suite.declared_modules if m not in cand.modules(suite.module)]
+    if missing:
+        reason = f"the candidate has no module {missing[0]!r}, which the suite imports"
+        return Status.ERROR, reason, [Failure(test_id="<candidate>", kind=FailureKind.IMPORT_ERROR, message=reason)]
+    return None
 
 
 def _refused(exc: InvalidInput) -> list[Failure] | None:
