@@ -49,7 +49,7 @@ from .protocol import (
     ProgramConfig,
 )
 from .proxy import MAX_TIMEOUTS, SandboxFailure, control, oom_kills
-from .zygote import candidate_processes
+from .reset import candidate_processes
 
 #: How often a running case checks the clock.
 POLL_S = 0.005

@@ -78,7 +78,7 @@ READY = b"VERIFIER-READY"
 RESULT_PREFIX = b"VERIFIER-RESULT "
 BASE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TZ": "UTC", "PYTHONHASHSEED": "0"}
 #: Set by the host in the container's environment when the sandbox's kernel is gVisor (its value
-#: "gvisor"); the launcher reads it before the split (see zygote.gvisor_guard).
+#: "gvisor"); the launcher reads it before the split (see seccomp.gvisor_guard).
 KERNEL_ENV = "VERIFIER_SANDBOX_KERNEL"
 #: The kernels a runner can observe under it (`JobResult.kernel`): the host's own Linux kernel
 #: (runc) or gVisor's user-space kernel.
