@@ -42,8 +42,8 @@ from .protocol import (
     OVERLOAD_FACTOR,
     SUITE_DIR,
     CaseRecord,
-    Counts,
     FailureRecord,
+    JobCounts,
     JobHeader,
     JobResult,
     ProgramConfig,
@@ -445,7 +445,7 @@ def run_program(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]
         JobResult(
             runner=config.runner,
             exit_code=0 if not failed else 1,
-            counts=Counts(expected=len(records), passed=passed, failed=len(failed)),
+            counts=JobCounts(expected=len(records), passed=passed, failed=len(failed)),
             failures=failures,
             failures_total=len(failed),
             candidate_output=stderr_log.decode("utf-8", "replace"),

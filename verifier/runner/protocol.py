@@ -373,7 +373,7 @@ class FailureRecord:
 
 
 @dataclass(frozen=True)
-class Counts:
+class JobCounts:
     expected: int = 0
     passed: int = 0
     failed: int = 0
@@ -413,7 +413,7 @@ class CaseRecord:
 class JobResult:
     runner: str
     exit_code: int
-    counts: Counts
+    counts: JobCounts
     failures: list[FailureRecord] = field(default_factory=list)
     #: All failures, also those beyond MAX_FAILURES that were not sent.
     failures_total: int = 0
@@ -643,7 +643,7 @@ def parse_result(payload: bytes, *, max_bytes: int) -> JobResult:
     return JobResult(
         runner=runner,
         exit_code=_want(raw.get("exit_code"), int, "exit_code"),
-        counts=Counts(
+        counts=JobCounts(
             **{k: _count(counts.get(k, 0), k) for k in ("expected", "passed", "failed", "errors", "skipped")}
         ),
         failures=[_failure(f) for f in failures],
