@@ -24,7 +24,7 @@ from verifier.sandbox.image import build, image_tag  # noqa: E402
 SCRIPT = r"""
 import json, os, select, socket, statistics, time
 from verifier_runner.protocol import BASE_ENV, TRUSTED_UID, ZYGOTE_UID
-from verifier_runner.zygote import become
+from verifier_runner.privileges import become
 
 ctl_t, ctl_z = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 if os.fork() == 0:  # the zygote, as launch starts it

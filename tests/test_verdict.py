@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 
 from verifier.evidence import FailureKind, Status
-from verifier.runner.protocol import Counts, FailureRecord, JobResult, format_result_line
+from verifier.runner.protocol import FailureRecord, JobCounts, JobResult, format_result_line
 from verifier.sandbox.fake import raw_run
 from verifier.verdict import judge
 
 NONCE = "n0nce"
-ALL_PASS = Counts(expected=3, passed=3)
+ALL_PASS = JobCounts(expected=3, passed=3)
 
 
 def line(nonce: str = NONCE, **fields: Any) -> bytes:
@@ -27,7 +27,7 @@ def fail(kind: str) -> FailureRecord:
     return FailureRecord(test_id="test_a.py::t", kind=kind, summary=f"a {kind}")
 
 
-SOME_FAIL = Counts(expected=3, passed=2, failed=1)
+SOME_FAIL = JobCounts(expected=3, passed=2, failed=1)
 
 CASES: list[tuple[str, bytes, dict[str, Any], Status]] = [
     ("all passed", line(), {}, Status.PASSED),
@@ -42,11 +42,11 @@ CASES: list[tuple[str, bytes, dict[str, Any], Status]] = [
     ("all passed but oom", line(), {"oom_killed": True}, Status.OOM),
     ("all passed but a process of the run was killed for memory", line(oom=True), {}, Status.OOM),
     ("all passed but runner exit 3", line(exit_code=3), {}, Status.INFRA_ERROR),
-    ("no tests", line(counts=Counts(), exit_code=5), {}, Status.ERROR),
+    ("no tests", line(counts=JobCounts(), exit_code=5), {}, Status.ERROR),
     ("assertion", line(counts=SOME_FAIL, exit_code=1, failures=[fail("assertion")]), {}, Status.FAILED),
     (
         "skip",
-        line(counts=Counts(expected=3, passed=2, skipped=1), exit_code=0, failures=[fail("skipped")]),
+        line(counts=JobCounts(expected=3, passed=2, skipped=1), exit_code=0, failures=[fail("skipped")]),
         {},
         Status.FAILED,
     ),
@@ -55,13 +55,13 @@ CASES: list[tuple[str, bytes, dict[str, Any], Status]] = [
     ("flood in a test", line(counts=SOME_FAIL, exit_code=1, failures=[fail("output_limit")]), {}, Status.OUTPUT_LIMIT),
     (
         "import",
-        line(counts=Counts(expected=3, failed=3), exit_code=1, failures=[fail("import_error")], import_failed=True),
+        line(counts=JobCounts(expected=3, failed=3), exit_code=1, failures=[fail("import_error")], import_failed=True),
         {},
         Status.ERROR,
     ),
     (
         "collection",
-        line(counts=Counts(expected=0, errors=1), exit_code=2, failures=[fail("collection_error")]),
+        line(counts=JobCounts(expected=0, errors=1), exit_code=2, failures=[fail("collection_error")]),
         {},
         Status.ERROR,
     ),
@@ -69,7 +69,9 @@ CASES: list[tuple[str, bytes, dict[str, Any], Status]] = [
     (
         "overloaded and a wrong answer",
         line(
-            counts=Counts(expected=3, passed=1, failed=2), exit_code=1, failures=[fail("overloaded"), fail("assertion")]
+            counts=JobCounts(expected=3, passed=1, failed=2),
+            exit_code=1,
+            failures=[fail("overloaded"), fail("assertion")],
         ),
         {},
         Status.FAILED,
@@ -77,7 +79,9 @@ CASES: list[tuple[str, bytes, dict[str, Any], Status]] = [
     (
         "overloaded and a real timeout",
         line(
-            counts=Counts(expected=3, passed=1, failed=2), exit_code=1, failures=[fail("overloaded"), fail("timeout")]
+            counts=JobCounts(expected=3, passed=1, failed=2),
+            exit_code=1,
+            failures=[fail("overloaded"), fail("timeout")],
         ),
         {},
         Status.TIMEOUT,
@@ -85,17 +89,19 @@ CASES: list[tuple[str, bytes, dict[str, Any], Status]] = [
     ("infra only", line(counts=SOME_FAIL, exit_code=1, failures=[fail("infra")]), {}, Status.INFRA_ERROR),
     (
         "infra and a wrong answer",
-        line(counts=Counts(expected=3, passed=1, failed=2), exit_code=1, failures=[fail("infra"), fail("assertion")]),
+        line(
+            counts=JobCounts(expected=3, passed=1, failed=2), exit_code=1, failures=[fail("infra"), fail("assertion")]
+        ),
         {},
         Status.FAILED,
     ),
     (
         "sandbox error",
-        line(counts=Counts(), exit_code=-1, failures=[fail("infra")], sandbox_error="the zygote died"),
+        line(counts=JobCounts(), exit_code=-1, failures=[fail("infra")], sandbox_error="the zygote died"),
         {},
         Status.INFRA_ERROR,
     ),
-    ("trusted child oom", line(counts=Counts(), exit_code=-1, failures=[fail("oom")], oom=True), {}, Status.OOM),
+    ("trusted child oom", line(counts=JobCounts(), exit_code=-1, failures=[fail("oom")], oom=True), {}, Status.OOM),
     ("failures beyond the list", line(failures_total=1), {}, Status.FAILED),
 ]
 

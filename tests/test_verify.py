@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import EXAMPLE, SUITE
 from verifier import FailureKind, Limits, Status, Verifier
 from verifier.errors import HostOverloaded
-from verifier.runner.protocol import Counts, JobResult, format_result_line
+from verifier.runner.protocol import JobCounts, JobResult, format_result_line
 from verifier.sandbox.backend import RawRun, SandboxJob
 from verifier.sandbox.docker_engine import DockerBackend
 from verifier.sandbox.fake import FakeBackend, raw_run
@@ -127,7 +127,7 @@ def _nonce(job: SandboxJob) -> str:
 
 def test_a_run_without_a_result_line_fails_closed() -> None:
     """Fake sandboxes: whatever the container printed, no nonce-bound result means no pass."""
-    forged = format_result_line("deadbeef", False, JobResult(runner="pytest", exit_code=0, counts=Counts(1, 1)))
+    forged = format_result_line("deadbeef", False, JobResult(runner="pytest", exit_code=0, counts=JobCounts(1, 1)))
     cases = [
         (raw_run(forged), Status.INFRA_ERROR),
         (raw_run(b"16 passed in 0.1s\n"), Status.INFRA_ERROR),
@@ -140,7 +140,7 @@ def test_a_run_without_a_result_line_fails_closed() -> None:
         assert not ev.ok and ev.status is status
 
 
-def answering(counts: Counts) -> FakeBackend:
+def answering(counts: JobCounts) -> FakeBackend:
     def handler(job: SandboxJob) -> RawRun:
         result = JobResult(runner="pytest", exit_code=0, counts=counts)
         return raw_run(format_result_line(_nonce(job), False, result))
@@ -149,9 +149,9 @@ def answering(counts: Counts) -> FakeBackend:
 
 
 def test_zero_tests_or_skips_never_pass() -> None:
-    ok = Counts(expected=2, passed=2)
+    ok = JobCounts(expected=2, passed=2)
     assert Verifier(backend=answering(ok), image="x").check(EXAMPLE / "good.py", SUITE).ok
-    for bad in (Counts(), Counts(expected=2, passed=1, skipped=1), Counts(expected=3, passed=2)):
+    for bad in (JobCounts(), JobCounts(expected=2, passed=1, skipped=1), JobCounts(expected=3, passed=2)):
         ev = Verifier(backend=answering(bad), image="x").check(EXAMPLE / "good.py", SUITE)
         assert not ev.ok, bad
 

@@ -15,7 +15,7 @@ from verifier import Limits, Verifier
 from verifier.agents.recorder import RunRecorder
 from verifier.agents.tools import make_run_test_suite, render
 from verifier.evidence import Evidence, Failure, FailureKind, Status
-from verifier.runner.protocol import Counts, FailureRecord, JobResult, format_result_line
+from verifier.runner.protocol import FailureRecord, JobCounts, JobResult, format_result_line
 from verifier.sandbox.backend import RawRun, SandboxJob
 from verifier.sandbox.fake import FakeBackend, answer, raw_run
 
@@ -39,7 +39,7 @@ def failing_with(detail: str, output: str = "") -> FakeBackend:
         result = JobResult(
             runner="pytest",
             exit_code=1,
-            counts=Counts(expected=2, passed=1, failed=1),
+            counts=JobCounts(expected=2, passed=1, failed=1),
             failures=[failure],
             failures_total=1,
             candidate_output=output,

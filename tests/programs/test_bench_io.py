@@ -18,7 +18,7 @@ from verifier.bench import io as bio
 from verifier.cli import app
 from verifier.limits import Limits
 from verifier.runner.cases import load_cases
-from verifier.runner.protocol import CaseRecord, Counts, FailureRecord, JobResult, format_result_line, read_job
+from verifier.runner.protocol import CaseRecord, FailureRecord, JobCounts, JobResult, format_result_line, read_job
 from verifier.sandbox.backend import RawRun, SandboxJob
 from verifier.sandbox.fake import FakeBackend, raw_run
 
@@ -120,7 +120,7 @@ def program_answer(job: SandboxJob) -> RawRun:
     result = JobResult(
         runner="pytest",
         exit_code=int(bool(failed)),
-        counts=Counts(expected=len(records), passed=len(records) - len(failed), failed=len(failed)),
+        counts=JobCounts(expected=len(records), passed=len(records) - len(failed), failed=len(failed)),
         failures=[FailureRecord(test_id=f"case {r.name}", kind=r.outcome, summary="s") for r in failed],
         failures_total=len(failed),
         kind="program",

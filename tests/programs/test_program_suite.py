@@ -18,9 +18,9 @@ from verifier.limits import Limits
 from verifier.runner import protocol
 from verifier.runner.protocol import (
     CaseRecord,
-    Counts,
     FailureRecord,
     JobConfig,
+    JobCounts,
     JobResult,
     ProgramConfig,
     ProtocolError,
@@ -159,7 +159,7 @@ def result_line(cases: list[CaseRecord], nonce: str = NONCE, **fields: Any) -> b
     base: dict[str, Any] = {
         "runner": "pytest",
         "exit_code": int(bool(failed)),
-        "counts": Counts(expected=len(cases), passed=len(cases) - len(failed), failed=len(failed)),
+        "counts": JobCounts(expected=len(cases), passed=len(cases) - len(failed), failed=len(failed)),
         "failures": [FailureRecord(test_id=f"case {c.name}", kind=c.outcome, summary=c.summary) for c in failed],
         "failures_total": len(failed),
         "kind": "program",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from verifier.review.evidence import (
-    Counts,
+from verifier.review.provenance import Provenance
+from verifier.review.review_evidence import (
     EnvironmentRecord,
     Outcome,
     ProjectRecord,
+    ReviewCounts,
     ReviewEvidence,
     RunRecord,
     SideResult,
@@ -14,7 +15,6 @@ from verifier.review.evidence import (
     TestRow,
     TreeRef,
 )
-from verifier.review.provenance import Provenance
 from verifier.review.service import REVIEW_LIMITS
 
 
@@ -74,7 +74,7 @@ def evidence(rows: list[TestRow], *, ok: bool = False, edited: list[str] | None 
         limits=REVIEW_LIMITS,
         runs=runs,
         tests=rows,
-        counts=Counts(total=len(rows), blocking=sum(r.blocking for r in rows), **tally),
+        counts=ReviewCounts(total=len(rows), blocking=sum(r.blocking for r in rows), **tally),
         edited_judges=edited or [],
         verifier_version="0",
     )

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from verifier.review.classify import SideView, build_table, classify_row, verdict
-from verifier.review.evidence import Outcome, SideResult, TestClass
 from verifier.review.gitread import Entry
-from verifier.review.protocol import SupervisorResult
 from verifier.review.provenance import Provenance, ProvenanceIndex
+from verifier.review.review_evidence import Outcome, SideResult, TestClass
+from verifier.review.supervisor_result import SupervisorResult
 from verifier.runner.review_protocol import PROTOCOL
 
 P, F, E, S, A, M = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED, Outcome.ABSENT, Outcome.MISSING

@@ -1,8 +1,8 @@
 """The review protocol: the host and the in-container supervisor agree, and it has one home.
 
-What the host encodes (`review.runs.payload`) is read by the supervisor's own code
+What the host encodes (`review.sandbox_runs.payload`) is read by the supervisor's own code
 (`runner/review_plugin.py`), and the supervisor's answer (`review_plugin.supervise`) is read by
-the host's parser (`review.protocol.parse`), without Docker: the engine tests run the same code
+the host's parser (`review.supervisor_result.parse`), without Docker: the engine tests run the same code
 in the image. The guard at the end fails if the protocol's constants are written anywhere but
 `verifier/runner/review_protocol.py`.
 """
@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from verifier.limits import Limits
-from verifier.review import runs
+from verifier.review import sandbox_runs
 from verifier.review.deps import DependencySpec, ProjectInfo
 from verifier.review.environment import Environment
 from verifier.review.gitread import MODE_EXEC, MODE_FILE, Entry
-from verifier.review.protocol import parse
+from verifier.review.supervisor_result import parse
 from verifier.runner import review_plugin
 from verifier.runner import review_protocol as rp
 from verifier.runner.protocol import ProtocolError
@@ -42,9 +42,9 @@ PROJECT = ProjectInfo(
 )
 
 
-def plan(project: ProjectInfo = PROJECT) -> runs.RunPlan:
+def plan(project: ProjectInfo = PROJECT) -> sandbox_runs.RunPlan:
     env = Environment(digest="d", image_id="sha256:0", image_ref="img", built=False, packages=(), spec=DependencySpec())
-    return runs.RunPlan(
+    return sandbox_runs.RunPlan(
         side="head",
         code_from="head",
         tests_from="head",
@@ -74,14 +74,14 @@ def header(tmp_path: Path, **changes: Any) -> rp.ReviewHeader:
 
 def test_the_hosts_job_is_read_by_the_supervisors_code(tmp_path: Path) -> None:
     limits = Limits(timeout_s=100)
-    job = runs.payload(plan(), limits, "feedc0de", rerun=False)
+    job = sandbox_runs.payload(plan(), limits, "feedc0de", rerun=False)
 
     got, tree = vars(review_plugin)["read_job"](io.BytesIO(job))  # what the supervisor reads it with
 
     assert got == rp.ReviewHeader(
         nonce="feedc0de",
         tree_bytes=len(tree),
-        budget_s=runs.budget_s(limits),
+        budget_s=sandbox_runs.budget_s(limits),
         pythonpath=(rp.SITE_DIR, f"{rp.WORK_DIR}/src", rp.WORK_DIR),
         hypothesis=True,
         rerun=False,
@@ -101,7 +101,7 @@ def test_the_hosts_job_is_read_by_the_supervisors_code(tmp_path: Path) -> None:
 
 
 def test_a_project_without_name_or_version_crosses_as_before(tmp_path: Path) -> None:
-    job = runs.payload(plan(ProjectInfo()), Limits(timeout_s=100), "feedc0de")
+    job = sandbox_runs.payload(plan(ProjectInfo()), Limits(timeout_s=100), "feedc0de")
     got, _ = vars(review_plugin)["read_job"](io.BytesIO(job))
     assert got.project == rp.ReviewProject() and got.rerun and got.pythonpath == (rp.SITE_DIR, rp.WORK_DIR)
     review_plugin.write_dist_info(str(tmp_path / "site"), got.project)
@@ -109,7 +109,7 @@ def test_a_project_without_name_or_version_crosses_as_before(tmp_path: Path) -> 
 
 
 def test_the_launch_command_starts_the_supervisor() -> None:
-    assert vars(runs)["COMMAND"] is rp.COMMAND  # what the host starts
+    assert vars(sandbox_runs)["COMMAND"] is rp.COMMAND  # what the host starts
     assert rp.COMMAND[-3:] == ("-m", rp.MODULE, "supervise")
     assert review_plugin.__name__.replace("verifier.runner.", "verifier_runner.") == rp.MODULE
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import jsonschema
 
 from tests.review.fake_evidence import every_class, evidence, row
-from verifier.review.evidence import Outcome, ReviewEvidence, TestClass, review_json_schema
 from verifier.review.reports import junit, markdown, render
+from verifier.review.review_evidence import Outcome, ReviewEvidence, TestClass, review_json_schema
 
 SARIF_SCHEMA = Path(__file__).parent / "schemas" / "sarif-schema-2.1.0.json"
 

@@ -18,8 +18,8 @@ from verifier.limits import Limits
 from verifier.review import REVIEW_LIMITS, ReviewEvidence, ReviewRequest, TestClass, review
 from verifier.review.deps import DependencySpec
 from verifier.review.environment import ENV_REPO, LABEL_ENV, spec_digest
-from verifier.review.evidence import Outcome
 from verifier.review.reports import markdown
+from verifier.review.review_evidence import Outcome
 from verifier.runner.review_protocol import PROTOCOL
 
 pytestmark = pytest.mark.docker

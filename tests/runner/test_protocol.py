@@ -13,9 +13,9 @@ from verifier.evidence import FailureKind
 from verifier.limits import Limits
 from verifier.runner import protocol
 from verifier.runner.protocol import (
-    Counts,
     FailureRecord,
     JobConfig,
+    JobCounts,
     JobResult,
     ProtocolError,
     encode_job,
@@ -70,7 +70,7 @@ def test_module_names_of_a_tree() -> None:
 
 
 def result(**fields: object) -> JobResult:
-    base: dict[str, object] = {"runner": "pytest", "exit_code": 0, "counts": Counts(expected=1, passed=1)}
+    base: dict[str, object] = {"runner": "pytest", "exit_code": 0, "counts": JobCounts(expected=1, passed=1)}
     base.update(fields)
     return JobResult(**base)  # type: ignore[arg-type]
 
@@ -80,7 +80,7 @@ def test_result_lines_round_trip_with_the_recycle_flag_outside_the_json() -> Non
     nonce, recycle, payload = split_result_line(line.rstrip(b"\n"))  # type: ignore[misc]
     assert (nonce, recycle) == ("abc", True)
     parsed = parse_result(payload, max_bytes=1 << 20)
-    assert parsed.counts == Counts(expected=1, passed=1)
+    assert parsed.counts == JobCounts(expected=1, passed=1)
     assert parsed.candidate_output == "x\ufffdy"  # a lone surrogate never reaches the host's encoders
     assert split_result_line(b"VERIFIER-RESULT abc 2 {}") is None
     assert split_result_line(b"something else") is None

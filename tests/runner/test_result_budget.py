@@ -26,8 +26,8 @@ from verifier.runner.protocol import (
     RESULT_FIXED_JSON_BYTES,
     RESULT_OVERHEAD_BYTES,
     CaseRecord,
-    Counts,
     FailureRecord,
+    JobCounts,
     JobResult,
     bounded_result,
     fit,
@@ -80,7 +80,7 @@ def worst_result(char: str, output_bytes: int, *, failures: int = MAX_FAILURES, 
     return JobResult(
         runner="pytest",
         exit_code=BIG_INT,
-        counts=Counts(2**63, 2**63, 2**63, 2**63, 2**63),
+        counts=JobCounts(2**63, 2**63, 2**63, 2**63, 2**63),
         failures=[worst_failure(char)] * failures,
         failures_total=2**63,
         import_failed=True,
@@ -168,7 +168,7 @@ def test_a_cut_field_says_so_and_keeps_what_says_the_most() -> None:
 
 def test_many_failures_keep_their_count() -> None:
     record = FailureRecord(test_id="t", kind="exception", summary="s")
-    result = JobResult(runner="direct", exit_code=1, counts=Counts(), failures=[record] * 80, failures_total=80)
+    result = JobResult(runner="direct", exit_code=1, counts=JobCounts(), failures=[record] * 80, failures_total=80)
     bounded = bounded_result(result, 1024)
     assert len(bounded.failures) == MAX_FAILURES and bounded.failures_total == 80
 

@@ -66,20 +66,20 @@ class FakeList(list):  # type: ignore[type-arg]
 
 @pytest.mark.parametrize("value", [FakeList(), object(), [1, FakeList()], {"k": object()}, True.__class__])
 def test_non_plain_data_is_refused(value: Any) -> None:
-    with pytest.raises(wire.NotPlainData, match="not plain data"):
+    with pytest.raises(wire.BadWireValue, match="not plain data"):
         wire.encode(value)
 
 
 def test_cycles_are_refused() -> None:
     loop: list[Any] = []
     loop.append(loop)
-    with pytest.raises(wire.NotPlainData, match="deeper"):
+    with pytest.raises(wire.BadWireValue, match="deeper"):
         wire.encode(loop)
 
 
 @pytest.mark.parametrize("bad", [["Q", 1], ["L"], {"a": 1}, 1.5, ["D", [[["L", []], 1]]]])
 def test_decoder_refuses_malformed_input(bad: Any) -> None:
-    with pytest.raises((wire.NotPlainData, TypeError, ValueError)):
+    with pytest.raises((wire.BadWireValue, TypeError, ValueError)):
         wire.decode(bad)
 
 
@@ -156,7 +156,7 @@ def test_subclasses_of_the_number_types_are_not_values() -> None:
         pass
 
     for value in (D("1"), F(1, 2)):
-        with pytest.raises(wire.NotPlainData):
+        with pytest.raises(wire.BadWireValue):
             wire.encode(value)
 
 
@@ -173,6 +173,6 @@ def test_subclasses_of_the_number_types_are_not_values() -> None:
     ],
 )
 def test_malformed_number_values_are_refused(bad: Any) -> None:
-    """Only NotPlainData: any other exception would reach the test as if the candidate raised it."""
-    with pytest.raises(wire.NotPlainData):
+    """Only BadWireValue: any other exception would reach the test as if the candidate raised it."""
+    with pytest.raises(wire.BadWireValue):
         wire.decode(bad)

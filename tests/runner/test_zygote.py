@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier.runner import zygote
+from verifier.runner import reset, zygote
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,7 +22,7 @@ def zyg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[zygote.Zygo
     """A zygote whose children write the candidate under tmp_path and skip becoming the candidate's
     uid (the sandbox's part, tested there)."""
     monkeypatch.setattr(zygote, "CANDIDATE_DIR", str(tmp_path / "candidate"))
-    monkeypatch.setattr(zygote, "_enter_candidate", lambda *, gvisor: None)
+    monkeypatch.setattr(zygote, "enter_candidate", lambda *, gvisor: None)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     z = zygote.Zygote(theirs)
     z.modules = ["solution"]
@@ -62,7 +62,7 @@ def test_a_set_up_that_fails_before_the_program_runs_is_ours(
     def become_fails(*, gvisor: bool) -> None:
         os._exit(zygote.SETUP_FAILED_EXIT)
 
-    monkeypatch.setattr(zygote, "_enter_candidate", become_fails)
+    monkeypatch.setattr(zygote, "enter_candidate", become_fails)
     zyg.files = {"solution.py": b"print(1)\n"}
     theirs, ours = _pipes()
     try:
@@ -91,22 +91,22 @@ def test_a_failed_write_of_the_candidates_files_is_ours_too(
 def test_a_zombie_left_after_the_grace_counts(monkeypatch: pytest.MonkeyPatch) -> None:
     # technique: none; a zombie of the candidate's uid whose parent does not reap it (here: this
     # test, with its uid as the candidate's) must fail the reset, as a process that would not die
-    monkeypatch.setattr(zygote, "CANDIDATE_UID", os.getuid())
-    monkeypatch.setattr(zygote, "ZOMBIE_GRACE_S", 0.05)
+    monkeypatch.setattr(reset, "CANDIDATE_UID", os.getuid())
+    monkeypatch.setattr(reset, "ZOMBIE_GRACE_S", 0.05)
     pid = os.fork()
     if pid == 0:
         os._exit(0)
     try:
         for _ in range(1000):
-            if pid in zygote.candidate_processes(os.getpid(), zombies=True):
+            if pid in reset.candidate_processes(os.getpid(), zombies=True):
                 break
             time.sleep(0.005)
-        assert pid in zygote.candidate_processes(os.getpid(), zombies=True)
-        assert pid not in zygote.candidate_processes(os.getpid())  # not among the live ones
-        assert zygote._zombies_left(os.getpid()) >= 1
+        assert pid in reset.candidate_processes(os.getpid(), zombies=True)
+        assert pid not in reset.candidate_processes(os.getpid())  # not among the live ones
+        assert reset.zombies_left(os.getpid()) >= 1
     finally:
         os.waitpid(pid, 0)
-    assert pid not in zygote.candidate_processes(os.getpid(), zombies=True)
+    assert pid not in reset.candidate_processes(os.getpid(), zombies=True)
 
 
 def test_the_zygote_imports_no_module_with_an_after_fork_hook() -> None:

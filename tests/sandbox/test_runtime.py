@@ -20,7 +20,7 @@ from tests.conftest import EXAMPLE, SUITE
 from verifier import Limits, Status, Verifier
 from verifier.cli import app
 from verifier.limits import PoolConfig
-from verifier.runner.protocol import KERNEL_ENV, Counts, format_result_line
+from verifier.runner.protocol import KERNEL_ENV, JobCounts, format_result_line
 from verifier.sandbox import runtime
 from verifier.sandbox.backend import SandboxJob
 from verifier.sandbox.hardening import container_kwargs
@@ -202,7 +202,7 @@ def test_a_result_from_another_kernel_than_the_runtime_runs_is_no_verdict() -> N
     def saw(kernel: str) -> FakeBackend:
         def handler(job: SandboxJob) -> Any:
             nonce = str(json.loads(job.stdin.split(b"\n", 1)[0])["nonce"])
-            done = JobResult(runner="pytest", exit_code=0, counts=Counts(expected=1, passed=1), kernel=kernel)
+            done = JobResult(runner="pytest", exit_code=0, counts=JobCounts(expected=1, passed=1), kernel=kernel)
             return raw_run(format_result_line(nonce, False, done))
 
         return FakeBackend(handler)

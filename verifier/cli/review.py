@@ -76,7 +76,7 @@ def review(
     """
     err = stderr()
     if schema:
-        from verifier.review.evidence import dumps_review_schema
+        from verifier.review.review_evidence import dumps_review_schema
 
         print(dumps_review_schema())
         raise typer.Exit(0)

@@ -7,13 +7,14 @@
 Modules, one job each: `gitread` (trees through git, patch, tree ids), `split` (tests vs
 code, the trees a run sees), `provenance` (unchanged / added / edited tests), `deps`
 (declared dependencies, the project itself), `environment` (dependency images, offline),
-`runs` (containers), `protocol` (the in-container result line), `classify` (the table and
-the verdict), `evidence` (`ReviewEvidence`), `reports` (markdown, json, junit, sarif),
+`sandbox_runs` (the two runs' containers), `supervisor_result` (the in-container result line,
+parsed), `classify` (the table and the verdict), `review_evidence` (`ReviewEvidence`, the
+review's report model), `reports` (markdown, json, junit, sarif),
 `service` (`review()`). The in-container side is verifier/runner/review_plugin.py; what both
 sides must agree on (command, paths, header, result line) is verifier/runner/review_protocol.py.
 """
 
-from verifier.review.evidence import ReviewEvidence, TestClass, review_json_schema
+from verifier.review.review_evidence import ReviewEvidence, TestClass, review_json_schema
 from verifier.review.service import REVIEW_LIMITS, ReviewRequest, review
 
 __all__ = ["REVIEW_LIMITS", "ReviewEvidence", "ReviewRequest", "TestClass", "review", "review_json_schema"]

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from verifier.review.evidence import BAD, GOOD, Counts, Outcome, SideResult, TestClass, TestRow
-from verifier.review.protocol import Session, SupervisorResult
 from verifier.review.provenance import Provenance, ProvenanceIndex
+from verifier.review.review_evidence import BAD, GOOD, Outcome, ReviewCounts, SideResult, TestClass, TestRow
+from verifier.review.supervisor_result import Session, SupervisorResult
 from verifier.text import clean
 
 _SIGNALS = {9: "SIGKILL: out of memory, or something killed it", 11: "SIGSEGV: a crash", 6: "SIGABRT: an abort"}
@@ -192,7 +192,7 @@ def classify_row(prov: Provenance, b: SideResult, h: SideResult) -> tuple[TestCl
 @dataclass
 class Table:
     rows: list[TestRow]
-    counts: Counts
+    counts: ReviewCounts
     edited_judges: list[str] = field(default_factory=list)
 
 
@@ -248,7 +248,7 @@ def build_table(
     tally = {c.value: 0 for c in TestClass}
     for row in rows:
         tally[row.classification.value] += 1
-    counts = Counts(total=len(rows), blocking=sum(r.blocking for r in rows), **tally)
+    counts = ReviewCounts(total=len(rows), blocking=sum(r.blocking for r in rows), **tally)
     judges = [r.test_id for r in rows if r.classification is TestClass.EDITED_TO_PASS]
     return Table(rows=rows, counts=counts, edited_judges=judges)
 

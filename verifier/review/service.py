@@ -21,7 +21,9 @@ from verifier.limits import Limits, MiB
 from verifier.review import deps as deps_mod
 from verifier.review import environment as env_mod
 from verifier.review.classify import SideView, build_table, verdict
-from verifier.review.evidence import (
+from verifier.review.gitread import Files, GitRepo, Snapshot, apply_patch, read_patch, tree_id
+from verifier.review.provenance import ProvenanceIndex
+from verifier.review.review_evidence import (
     EnvironmentRecord,
     ProjectRecord,
     ReviewEvidence,
@@ -31,9 +33,7 @@ from verifier.review.evidence import (
     identity,
     review_id,
 )
-from verifier.review.gitread import Files, GitRepo, Snapshot, apply_patch, read_patch, tree_id
-from verifier.review.provenance import ProvenanceIndex
-from verifier.review.runs import RunOutput, RunPlan, failure, run_both
+from verifier.review.sandbox_runs import RunOutput, RunPlan, failure, run_both
 from verifier.review.split import (
     Splitter,
     TestsMode,

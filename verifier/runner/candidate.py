@@ -66,7 +66,7 @@ def _plain_or_none(value: Any, objects: Objects | None) -> Any:
     arguments or attributes should be (its str() still crosses, bounded)."""
     try:
         encoded = wire.encode(value, refer=None if objects is None else objects.refer)
-    except (wire.NotPlainData, RecursionError):
+    except (wire.BadWireValue, RecursionError):
         return None
     return encoded if len(wire.dumps(encoded)) <= wire.MAX_EXCEPTION_DATA else None
 
@@ -223,7 +223,7 @@ def _names(mod: Any, objects: Objects) -> dict[str, Any]:
         else:
             try:
                 names[name] = ["value", wire.encode(value)]
-            except wire.NotPlainData:
+            except wire.BadWireValue:
                 names[name] = ["object", objects.methods_of(type(value)), objects.protocols_of(type(value))]
     return names
 
@@ -377,7 +377,7 @@ def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str, ready_fd
                     reply = {"stop": True, "value": objects.encode(result.value)}
                 else:
                     reply = {"value": objects.encode(result)}
-            except wire.NotPlainData as exc:
+            except wire.BadWireValue as exc:
                 reply = {"not_plain": _text(exc)[:200]}
         if emitted:
             reply["warnings"] = emitted
@@ -385,6 +385,6 @@ def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str, ready_fd
             try:
                 reply["args_after"] = objects.encode(args)
                 reply["kwargs_after"] = objects.encode(kwargs)
-            except wire.NotPlainData:
+            except wire.BadWireValue:
                 reply = {"not_plain_args": True}
         wire.send(sock, reply)

@@ -15,7 +15,7 @@ from types import CodeType
 from typing import Any
 
 from .protocol import SUITE_DIR
-from .results import Results, classify, format_detail
+from .results import Results, format_detail, why_failed
 from .suite_files import is_test_file
 
 #: Test files up to this size keep their compiled code (`_compiled`): at most 256 of them.
@@ -63,7 +63,7 @@ def run(recorder: Results) -> int:
                 fn()
         except BaseException as exc:  # noqa: BLE001 - every way a test ends is recorded
             recorder.outcomes[nodeid] = "failed"
-            recorder.fail(nodeid, classify(exc), format_detail(exc))
+            recorder.fail(nodeid, why_failed(exc), format_detail(exc))
         else:
             recorder.outcomes[nodeid] = "passed"
     return 0 if tests and not recorder.failures_total else 1

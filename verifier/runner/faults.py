@@ -54,8 +54,9 @@ class CandidateImportError(CallAborted):
     kind = "import_error"
 
 
-class HostOverloaded(CallAborted):
-    """Not the candidate's doing: the host kept the sandbox waiting for a CPU past the backstop."""
+class OverloadAbort(CallAborted):
+    """Not the candidate's doing: the host kept the sandbox waiting for a CPU past the backstop,
+    so the call was aborted (in the sandbox; the host's own refusal is `errors.HostOverloaded`)."""
 
     kind = "overloaded"
 

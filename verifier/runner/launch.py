@@ -14,8 +14,8 @@ import os
 import socket
 import sys
 
+from .privileges import become
 from .protocol import BASE_ENV, KERNEL_ENV, TRUSTED_DIR, TRUSTED_UID, ZYGOTE_UID
-from .zygote import become
 
 
 def main() -> None:

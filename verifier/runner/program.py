@@ -42,14 +42,14 @@ from .protocol import (
     OVERLOAD_FACTOR,
     SUITE_DIR,
     CaseRecord,
-    Counts,
     FailureRecord,
+    JobCounts,
     JobHeader,
     JobResult,
     ProgramConfig,
 )
 from .proxy import MAX_TIMEOUTS, SandboxFailure, control, oom_kills
-from .zygote import candidate_processes
+from .reset import candidate_processes
 
 #: How often a running case checks the clock.
 POLL_S = 0.005
@@ -445,7 +445,7 @@ def run_program(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]
         JobResult(
             runner=config.runner,
             exit_code=0 if not failed else 1,
-            counts=Counts(expected=len(records), passed=passed, failed=len(failed)),
+            counts=JobCounts(expected=len(records), passed=passed, failed=len(failed)),
             failures=failures,
             failures_total=len(failed),
             candidate_output=stderr_log.decode("utf-8", "replace"),

@@ -2,7 +2,7 @@
 stdin, stdout and stderr on the pipes the trusted side made.
 
 Runs in a child the zygote forked, after it became the candidate's uid with no capability
-(see zygote.py): the interpreter is already started and its common modules imported, so a
+(see candidate_setup.py): the interpreter is already started and its common modules imported, so a
 case costs a fork, not an interpreter start. Everything here runs beside the candidate's code
 and is not trusted; the trusted side only reads the pipes and the kernel's account of the
 process (exit status, CPU time, peak memory).

@@ -78,7 +78,7 @@ READY = b"VERIFIER-READY"
 RESULT_PREFIX = b"VERIFIER-RESULT "
 BASE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TZ": "UTC", "PYTHONHASHSEED": "0"}
 #: Set by the host in the container's environment when the sandbox's kernel is gVisor (its value
-#: "gvisor"); the launcher reads it before the split (see zygote.gvisor_guard).
+#: "gvisor"); the launcher reads it before the split (see seccomp.gvisor_guard).
 KERNEL_ENV = "VERIFIER_SANDBOX_KERNEL"
 #: The kernels a runner can observe under it (`JobResult.kernel`): the host's own Linux kernel
 #: (runc) or gVisor's user-space kernel.
@@ -388,7 +388,7 @@ class FailureRecord:
 
 
 @dataclass(frozen=True)
-class Counts:
+class JobCounts:
     expected: int = 0
     passed: int = 0
     failed: int = 0
@@ -428,7 +428,7 @@ class CaseRecord:
 class JobResult:
     runner: str
     exit_code: int
-    counts: Counts
+    counts: JobCounts
     failures: list[FailureRecord] = field(default_factory=list)
     #: All failures, also those beyond MAX_FAILURES that were not sent.
     failures_total: int = 0
@@ -658,7 +658,7 @@ def parse_result(payload: bytes, *, max_bytes: int) -> JobResult:
     return JobResult(
         runner=runner,
         exit_code=_want(raw.get("exit_code"), int, "exit_code"),
-        counts=Counts(
+        counts=JobCounts(
             **{k: _count(counts.get(k, 0), k) for k in ("expected", "passed", "failed", "errors", "skipped")}
         ),
         failures=[_failure(f) for f in failures],

@@ -37,8 +37,8 @@ from .faults import (
     CandidateOOM,
     CandidateOutputLimit,
     CandidateTimeout,
-    HostOverloaded,
     NotPlainData,
+    OverloadAbort,
     SandboxFailure,
     StaleHandle,
 )
@@ -76,8 +76,8 @@ __all__ = [
     "CandidateRaised",
     "CandidateSession",
     "CandidateTimeout",
-    "HostOverloaded",
     "NotPlainData",
+    "OverloadAbort",
     "SandboxFailure",
     "StaleHandle",
     "control",
@@ -342,7 +342,7 @@ class CandidateSession:
     # -- calls --------------------------------------------------------------------------
     def _abort(self, fault: CallAborted) -> CallAborted:
         self._discard(kill_all=True)
-        if isinstance(fault, (CandidateTimeout, HostOverloaded)):
+        if isinstance(fault, (CandidateTimeout, OverloadAbort)):
             self.timeouts += 1
         return fault
 
@@ -367,7 +367,7 @@ class CandidateSession:
             waited = time.monotonic() - start_wall
             if waited >= self.call_timeout * OVERLOAD_FACTOR or clock.wall() >= self.budget * OVERLOAD_FACTOR:
                 raise self._abort(
-                    HostOverloaded(
+                    OverloadAbort(
                         f"the host was too busy: {doing} waited {waited:.0f} s for a CPU, "
                         f"too long to judge its {self.call_timeout:g} s limit"
                     )
@@ -436,14 +436,14 @@ class CandidateSession:
                     'as the process that made it: one test with candidate_process = "per-test")'
                 )
             return target
-        raise wire.NotPlainData(f"an object of type {type(obj).__name__}, not plain data or a candidate object")
+        raise wire.BadWireValue(f"an object of type {type(obj).__name__}, not plain data or a candidate object")
 
     def _resolve(self, tag: str, body: Any) -> Any:
         if tag != "H" or type(body) is not list or len(body) != 5:
-            raise wire.NotPlainData("malformed reference")
+            raise wire.BadWireValue("malformed reference")
         ident, type_name, kind, methods, extra = body
         if type(ident) is not int or type(type_name) is not str or type(methods) is not list:
-            raise wire.NotPlainData("malformed reference")
+            raise wire.BadWireValue("malformed reference")
         known = self.known.get(ident)
         if known is not None and known[0] == self.generation:
             return known[1]  # one object, one handle: identity holds on this side too
@@ -499,7 +499,7 @@ class CandidateSession:
             try:
                 enc_args = wire.encode(list(args), refer=self._refer)
                 enc_kwargs = wire.encode(kwargs, refer=self._refer)
-            except (wire.NotPlainData, RecursionError) as exc:
+            except (wire.BadWireValue, RecursionError) as exc:
                 # The test's own value cannot cross: the verifier's refusal, never an ordinary
                 # TypeError that a `pytest.raises(TypeError)` could take for the candidate's.
                 raise NotPlainData(f"the test passed {exc} to the candidate, which cannot cross") from None
@@ -545,7 +545,7 @@ class CandidateSession:
             warned = reply.get("warnings")
             if warned is not None and type(warned) is not list:
                 raise ValueError("warnings")
-        except (wire.NotPlainData, KeyError, ValueError, TypeError, RecursionError) as exc:
+        except (wire.BadWireValue, KeyError, ValueError, TypeError, RecursionError) as exc:
             raise NotPlainData(f"{what}() answered with malformed data", repr(exc)[:500]) from None
         for payload in (warned or [])[: wire.MAX_WARNINGS]:
             if isinstance(payload, dict):
@@ -639,7 +639,7 @@ class CandidateModule(types.ModuleType):
         if kind[0] == "value":
             try:
                 return wire.decode(kind[1])
-            except (wire.NotPlainData, ValueError, TypeError, RecursionError):
+            except (wire.BadWireValue, ValueError, TypeError, RecursionError):
                 raise NotPlainData(f"the candidate's {attr!r} is malformed data") from None
         return session.named(self.__name__, attr, kind)
 

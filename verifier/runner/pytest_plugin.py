@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from .proxy import CandidateSession
-from .results import Results, Why, classify
+from .results import Results, Why, why_failed
 
 
-class Recorder(Results):
+class PytestResults(Results):
     """Fills Results from pytest's reports (the trusted process's own, never the candidate's)."""
 
     def __init__(self, session: CandidateSession) -> None:
@@ -27,7 +27,7 @@ class Recorder(Results):
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
         report = yield
         if call.excinfo is not None:
-            self.why.setdefault(item.nodeid, classify(call.excinfo.value))
+            self.why.setdefault(item.nodeid, why_failed(call.excinfo.value))
         return report
 
     def pytest_exception_interact(

@@ -1,7 +1,7 @@
 """What a run's tests did: counts and failures, recorded by the trusted side only.
 
 Shared by the pytest plugin (pytest_plugin.py) and the direct runner (direct.py); no pytest
-import here, so suites that do not use pytest never pay for it. `classify` is the one place
+import here, so suites that do not use pytest never pay for it. `why_failed` is the one place
 that says why a test failed; its summaries come from fixed templates and trusted type names,
 never from candidate text (which goes to the untrusted detail).
 """
@@ -13,7 +13,7 @@ import re
 import traceback
 from dataclasses import dataclass
 
-from .protocol import MAX_DETAIL, MAX_EXAMPLE, MAX_FAILURES, Counts, FailureRecord, summary_line
+from .protocol import MAX_DETAIL, MAX_EXAMPLE, MAX_FAILURES, FailureRecord, JobCounts, summary_line
 from .proxy import CallAborted, CandidateSession
 
 #: Notes Hypothesis attaches to the exception of a failing example (its own text, from the
@@ -51,7 +51,7 @@ def falsifying_example(exc: BaseException) -> str | None:
     return None
 
 
-def classify(exc: BaseException) -> Why:
+def why_failed(exc: BaseException) -> Why:
     """Why a test that raised `exc` failed, from trusted facts only."""
     leaf = _leaf(exc)
     example = falsifying_example(exc)
@@ -124,7 +124,7 @@ class Results:
         self.collect_errors += 1
         blocked = self.session.blocked
         if exc is not None and isinstance(_leaf(exc), CallAborted):
-            why = classify(exc)
+            why = why_failed(exc)
         elif blocked is not None and blocked.kind == "import_error":
             why = Why("import_error", "the candidate could not be imported")
         elif blocked is not None:
@@ -136,9 +136,9 @@ class Results:
     def skipped(self, test_id: str, detail: str) -> None:
         self.fail(test_id, Why("skipped", "the test was skipped or xfailed, which never counts as a pass"), detail)
 
-    def counts(self) -> Counts:
+    def counts(self) -> JobCounts:
         values = list(self.outcomes.values())
-        return Counts(
+        return JobCounts(
             expected=self.collected or 0,
             passed=values.count("passed"),
             failed=values.count("failed"),

@@ -17,7 +17,7 @@ Result (supervisor -> host, on the stdout only the supervisor holds)::
 The header is a `ReviewHeader`: typed, versioned, and checked field by field when read, so a
 host and an image of different versions fail with an error that says so, never with a job
 misread. The result's JSON is built by the supervisor (`result_line`, with ``"protocol":
-PROTOCOL``) and validated by the host's models (`verifier/review/protocol.py`), since the
+PROTOCOL``) and validated by the host's models (`verifier/review/supervisor_result.py`), since the
 tests share the supervisor's container and its text is repository-controlled.
 """
 

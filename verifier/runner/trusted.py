@@ -32,8 +32,8 @@ from .protocol import (
     OVERLOAD_FACTOR,
     SUITE_DIR,
     TRUSTED_DIR,
-    Counts,
     FailureRecord,
+    JobCounts,
     JobHeader,
     JobResult,
 )
@@ -133,9 +133,9 @@ def run_job(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
             recorder = Results(session)
             exit_code = direct.run(recorder)
         else:
-            from .pytest_plugin import Recorder
+            from .pytest_plugin import PytestResults
 
-            recorder = Recorder(session)
+            recorder = PytestResults(session)
             exit_code = _pytest(recorder)
     finally:
         session.output.catch_up()
@@ -185,7 +185,7 @@ def _refused(config: protocol.JobConfig, summary: str, detail: str) -> JobResult
         test_id="<candidate>", kind="import_error", summary=protocol.summary_line(summary), detail_untrusted=detail
     )
     return JobResult(
-        runner=config.runner, exit_code=1, counts=Counts(), failures=[record], failures_total=1, import_failed=True
+        runner=config.runner, exit_code=1, counts=JobCounts(), failures=[record], failures_total=1, import_failed=True
     )
 
 
@@ -193,7 +193,7 @@ def _failed_run(kind: str, summary: str, *, oom: bool = False, error: str | None
     return JobResult(
         runner="pytest",
         exit_code=-1,
-        counts=Counts(),
+        counts=JobCounts(),
         failures=[FailureRecord(test_id="<run>", kind=kind, summary=summary)],
         failures_total=1,
         oom=oom,

@@ -42,8 +42,9 @@ _LEN = struct.Struct(">I")
 BYTES_PER_VALUE = 8
 
 
-class NotPlainData(TypeError):
-    """A value is not made of exact builtin types (or a frame is malformed)."""
+class BadWireValue(TypeError):
+    """A value is not made of exact builtin types (or a frame is malformed). Internal: the trusted
+    side turns it into the abort `faults.NotPlainData`, the candidate side into its own reply."""
 
 
 class FrameTooLarge(ValueError):
@@ -98,21 +99,21 @@ MAX_WARNINGS = 100
 
 
 #: Turns an object that is not plain data into a reference (the candidate's table of objects),
-#: or raises NotPlainData; None: such an object is refused.
+#: or raises BadWireValue; None: such an object is refused.
 Refer = Callable[[Any], Any]
 #: Builds the object a reference stands for (a handle on the trusted side, the object itself on
-#: the candidate's), or raises NotPlainData.
+#: the candidate's), or raises BadWireValue.
 Resolve = Callable[[str, Any], Any]
 
 
 def encode(value: Any, depth: int = 0, refer: Refer | None = None) -> Any:
-    """A JSON-able form of `value`; raises NotPlainData naming the first offending type.
+    """A JSON-able form of `value`; raises BadWireValue naming the first offending type.
 
     With `refer`, an object that is not plain data becomes the reference `refer` returns
     (a tagged ["H", ...] or ["N", ...] value) instead.
     """
     if depth > MAX_DEPTH:
-        raise NotPlainData("a value nested deeper than 200 levels (or a cycle)")
+        raise BadWireValue("a value nested deeper than 200 levels (or a cycle)")
     t = type(value)
     if value is None or t is bool or t is str:
         return value
@@ -144,20 +145,20 @@ def encode(value: Any, depth: int = 0, refer: Refer | None = None) -> Any:
         return ["FR", [encode(value.numerator), encode(value.denominator)]]
     if refer is not None:
         return refer(value)
-    raise NotPlainData(f"an object of type {t.__name__}, not plain data")
+    raise BadWireValue(f"an object of type {t.__name__}, not plain data")
 
 
 def decode(value: Any, depth: int = 0, resolve: Resolve | None = None) -> Any:
     """Build builtin values from `encode`'s form. Untrusted input: only builtins come out, and
     references only through `resolve` (handles the trusted side made itself)."""
     if depth > MAX_DEPTH:
-        raise NotPlainData("nested too deeply")
+        raise BadWireValue("nested too deeply")
     if value is None or isinstance(value, (bool, str)):
         return value
     if type(value) is int:
         return value
     if type(value) is not list or len(value) != 2 or type(value[0]) is not str:
-        raise NotPlainData("malformed wire value")
+        raise BadWireValue("malformed wire value")
     tag, body = value
     if tag == "I":
         return int(body)
@@ -182,7 +183,7 @@ def decode(value: Any, depth: int = 0, resolve: Resolve | None = None) -> Any:
     if tag in ("R", "FR") and type(body) is list and len(body) == (3 if tag == "R" else 2):
         parts = [decode(v, depth + 1) for v in body]
         if any(type(v) is not int for v in parts) or parts[-1] == 0:  # a step or denominator of 0
-            raise NotPlainData("malformed wire value")
+            raise BadWireValue("malformed wire value")
         if tag == "R":
             return range(*parts)
         from fractions import Fraction
@@ -194,10 +195,10 @@ def decode(value: Any, depth: int = 0, resolve: Resolve | None = None) -> Any:
         try:
             return Decimal(body)
         except InvalidOperation:
-            raise NotPlainData("malformed wire value") from None
+            raise BadWireValue("malformed wire value") from None
     if tag in ("H", "N") and resolve is not None:
         return resolve(tag, body)
-    raise NotPlainData("unknown wire tag")
+    raise BadWireValue("unknown wire tag")
 
 
 def dumps(message: Any) -> bytes:

@@ -25,12 +25,14 @@ Requests arrive from the trusted side over a SEQPACKET socket (JSON, fds attache
                                  means the sandbox may hold a candidate's leftovers: recycle it.
                                  When a full process table (a fork bomb) leaves no room for the
                                  sweeper, the zygote first kills the candidate's processes itself.
+
+The fork server and its requests are here; beside it, one job each: privileges.py (uids and
+capabilities), candidate_setup.py (a child becoming a candidate process), seccomp.py (the
+filter under gVisor), reset.py (the sweeper's work) and sysv_ipc.py (its IPC objects).
 """
 
 from __future__ import annotations
 
-import ctypes
-import errno
 import json
 import os
 import resource
@@ -38,85 +40,27 @@ import select
 import shutil
 import signal
 import socket
-import struct
-import time
 from dataclasses import dataclass
 from typing import Any
 
+from .candidate_setup import arm_candidate, enter_candidate
+from .libc import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
 from .newborn import READY
-from .procfs import processes_of
-from .protocol import CANDIDATE_DIR, CANDIDATE_UID, CANDIDATE_WRITABLE, SCRATCH_DIR, untree
+from .privileges import become
+from .protocol import CANDIDATE_DIR, CANDIDATE_UID, untree
 from .reaper import Reaper, in_child
+from .reset import RESET_TIMEOUT_S, kill_candidates_from_here, sweep, zombies_left
 
-PR_SET_PDEATHSIG = 1
-PR_SET_KEEPCAPS = 8
-PR_SET_CHILD_SUBREAPER = 36
-CAP_KILL, CAP_SETGID, CAP_SETUID = 5, 6, 7
-#: What the zygote keeps; every other process in the sandbox keeps nothing.
-ZYGOTE_CAPS = (1 << CAP_KILL) | (1 << CAP_SETGID) | (1 << CAP_SETUID)
-_CAP_VERSION_3 = 0x20080522
-#: How long a reset may keep killing before it declares a process that would not die.
-RESET_BUDGET_S = 2.0
-#: A reset reports within this time or counts as failed.
-RESET_TIMEOUT_S = 10.0
-#: How long after the kill a reset waits for the candidate's zombies to be reaped (reaper.py).
-ZOMBIE_GRACE_S = 0.5
 #: A new candidate process says it is set up within this, or it is killed and reported (SetupFailed).
 SETUP_TIMEOUT_S = 10.0
 #: How a candidate process whose set-up failed exits (its parent already knows: it never said READY).
 SETUP_FAILED_EXIT = 70
 #: Imported once here so candidate processes start with them (candidate-side only).
 COMMON_MODULES = ("typing", "math", "collections", "itertools", "functools", "re", "string", "heapq", "bisect")
-_LIBC = ctypes.CDLL(None, use_errno=True)
-#: Kernel objects that outlive the processes that made them, per IPC namespace.
-SYSV_TABLES = {"shm": 0, "sem": 1, "msg": 2}
-_IPC_RMID = 0
-_IPC_PRIVATE, _IPC_CREAT = 0, 0o1000
 
 
 class SetupFailed(Exception):
     """A candidate process ended or hung before it was ready to run the candidate's code: ours."""
-
-
-def prctl(option: int, value: int) -> None:
-    if _LIBC.prctl(option, value, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
-
-
-def capset(mask: int) -> None:
-    """Set the effective and permitted capability sets of this thread to `mask` (low 32 caps)."""
-    header = ctypes.create_string_buffer(struct.pack("Ii", _CAP_VERSION_3, 0))
-    data = ctypes.create_string_buffer(struct.pack("IIIIII", mask, mask, 0, 0, 0, 0))
-    if _LIBC.capset(header, data) != 0:
-        raise OSError(ctypes.get_errno(), "capset failed")
-
-
-def capabilities() -> tuple[int, int]:
-    """(effective, permitted) capability masks of this process."""
-    eff = prm = -1
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("CapEff:"):
-                eff = int(line.split()[1], 16)
-            elif line.startswith("CapPrm:"):
-                prm = int(line.split()[1], 16)
-    return eff, prm
-
-
-def become(uid: int, *, keep_setuid: bool = False) -> None:
-    """Drop to `uid` (and its gid, no groups). With keep_setuid, keep ZYGOTE_CAPS (for the
-    zygote); otherwise end with no capability at all, or exit."""
-    if keep_setuid:
-        prctl(PR_SET_KEEPCAPS, 1)
-    os.setgroups([])
-    os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)
-    keep = ZYGOTE_CAPS if keep_setuid else 0
-    capset(keep)
-    if keep_setuid:
-        prctl(PR_SET_KEEPCAPS, 0)
-    if os.getuid() != uid or os.geteuid() != uid or capabilities() != (keep, keep):
-        os._exit(70)  # never run anything with privileges we did not mean to keep
 
 
 def _describe(status: int) -> dict[str, object]:
@@ -125,221 +69,9 @@ def _describe(status: int) -> dict[str, object]:
     return {"exit_code": os.waitstatus_to_exitcode(status)}
 
 
-def candidate_processes(me: int, *, zombies: bool = False) -> list[int]:
-    """Live processes of the candidate's uid other than `me` (its zombies with zombies=True)."""
-    return processes_of(CANDIDATE_UID, me, zombies=zombies)
-
-
-def _zombies_left(me: int) -> int:
-    """The zombies of the candidate's uid still there after ZOMBIE_GRACE_S. Their parent (this
-    zygote, or under gVisor the trusted server, PID 1) reaps each as it ends (reaper.py), so one
-    that stays has a parent that does not: a later candidate could read its name, pid and number."""
-    deadline = time.monotonic() + ZOMBIE_GRACE_S
-    while True:
-        found = candidate_processes(me, zombies=True)
-        if not found or time.monotonic() >= deadline:
-            return len(found)
-        time.sleep(0.002)
-
-
-def _wipe() -> int:
-    """Remove everything in the candidate's writable places; the number of entries left."""
-    left = 0
-    for top in CANDIDATE_WRITABLE:
-        try:
-            entries = os.listdir(top)
-        except FileNotFoundError:
-            continue
-        except OSError:
-            left += 1  # e.g. the candidate made its scratch dir unreadable and we could not undo it
-            continue
-        for name in entries:
-            path = os.path.join(top, name)
-            try:
-                if os.path.isdir(path) and not os.path.islink(path):
-                    os.chmod(path, 0o700)
-                    for root, dirs, _files in os.walk(path):  # undo chmod 000 inside the tree
-                        for d in dirs:
-                            os.chmod(os.path.join(root, d), 0o700)
-                    shutil.rmtree(path)
-                else:
-                    os.unlink(path)
-            except OSError:
-                left += 1
-    return left
-
-
-def _rmid(kind: int, ident: int) -> int:
-    """IPC_RMID of object `ident` of table `kind`: 0 when removed, else the errno."""
-    if kind == 1:
-        ok = _LIBC.semctl(ident, 0, _IPC_RMID, None) == 0
-    else:
-        ok = (_LIBC.shmctl if kind == 0 else _LIBC.msgctl)(ident, _IPC_RMID, None) == 0
-    return 0 if ok else ctypes.get_errno()
-
-
-def _new_id(kind: int) -> int:
-    """The id of a new private object of table `kind` (removed again at once); -1 when none can be made."""
-    if kind == 0:
-        ident = _LIBC.shmget(_IPC_PRIVATE, ctypes.c_size_t(1), _IPC_CREAT | 0o600)
-    elif kind == 1:
-        ident = _LIBC.semget(_IPC_PRIVATE, 1, _IPC_CREAT | 0o600)
-    else:
-        ident = _LIBC.msgget(_IPC_PRIVATE, _IPC_CREAT | 0o600)
-    if ident >= 0:
-        _rmid(kind, ident)
-    return int(ident)
-
-
-def _remove_ipc(floors: dict[str, int]) -> int:
-    """Remove the SysV IPC objects the candidate made (also ones it handed to another uid);
-    the number left. Runs as the candidate's uid, which may remove what it created.
-
-    Where the kernel lists them (/proc/sysvipc), from that list. Where it does not (gVisor), by
-    id: gVisor hands out ids in increasing order, so every object made since the last reset has
-    an id between that reset's new-object id (`floors`, updated here) and a new object's id now.
-    (Its SHM_INFO count is no help: it keeps counting removed segments.)
-    """
-    left = 0
-    for table, kind in SYSV_TABLES.items():
-        try:
-            with open(f"/proc/sysvipc/{table}") as fh:
-                rows = fh.read().splitlines()[1:]
-        except FileNotFoundError:
-            top = _new_id(kind)
-            if top < 0:
-                left += 1  # no room for even one more object: the candidate filled the table
-                continue
-            for ident in range(floors.get(table, -1) + 1, top):
-                left += _rmid(kind, ident) not in (0, errno.EINVAL)  # EINVAL: no such id
-            floors[table] = top
-            continue
-        except OSError:
-            continue
-        for row in rows:
-            left += _rmid(kind, int(row.split()[1])) != 0
-    return left
-
-
-def _sweep(report_fd: int, ipc_floors: dict[str, int]) -> None:
-    """In a child that became the candidate's uid: kill every candidate process, wipe, report."""
-    survivors: list[int] = []
-    me = os.getpid()
-    deadline = time.monotonic() + RESET_BUDGET_S
-    while True:
-        try:
-            os.kill(-1, signal.SIGKILL)  # every process of our uid except ourselves
-        except ProcessLookupError:
-            pass
-        survivors = candidate_processes(me)
-        # A killed process takes a moment to tear down its memory: give it that moment,
-        # but a process that keeps coming back (a fork loop) fails the reset.
-        if not survivors or time.monotonic() > deadline:
-            break
-        time.sleep(0.001)
-    try:
-        os.chmod(SCRATCH_DIR, 0o700)  # the candidate owns its scratch root and may have changed its mode
-    except OSError:
-        pass
-    report: dict[str, Any] = {"survivors": len(survivors), "left_files": _wipe(), "left_ipc": _remove_ipc(ipc_floors)}
-    os.write(report_fd, json.dumps({**report, "ipc_floors": ipc_floors}).encode())
-
-
-class _SockFilter(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
-
-
-#: os.uname().machine -> (AUDIT_ARCH_*, mq_open, setpriority, sched_setaffinity syscall numbers).
-_GUARDED = {"x86_64": (0xC000003E, 240, 141, 203), "aarch64": (0xC00000B7, 180, 140, 122)}
-_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
-_RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
-_LD, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
-#: Syscall numbers from here on are x32's (x86_64's ILP32 ABI, same AUDIT_ARCH); none is allowed.
-_X32_SYSCALL_BIT = 0x40000000
-
-
-def gvisor_guard() -> None:
-    """Under gVisor, keep a candidate process (and its children) from what gVisor's kernel allows
-    but a reset could not undo, with a seccomp filter (needs no_new_privs, which the container sets):
-
-    - another ABI than the host's (i386), and the x32 syscall range (nr >= 0x40000000) of the host
-      ABI: the numbers below would not match there; EACCES.
-    - mq_open: gVisor mounts no /dev/mqueue, so no reset could see or remove a queue; EACCES.
-    - setpriority and sched_setaffinity of another process: gVisor checks no permission there
-      (it stores the values); EPERM unless the target is the caller itself (0).
-    """
-    arch, mq_open, setpriority, setaffinity = _GUARDED[os.uname().machine]
-    deny, no = _RET_ERRNO | errno.EACCES, _RET_ERRNO | errno.EPERM
-    program = [
-        (_LD, 0, 0, 4),  # 0: seccomp_data.arch
-        (_JEQ, 0, 11, arch),  # 1: another ABI -> 13 (deny)
-        (_LD, 0, 0, 0),  # 2: seccomp_data.nr
-        (_JGE, 9, 0, _X32_SYSCALL_BIT),  # 3: the x32 range -> 13 (deny)
-        (_JEQ, 8, 0, mq_open),  # 4: -> 13 (deny)
-        (_JEQ, 1, 0, setpriority),  # 5: -> 7 (its `who`)
-        (_JEQ, 2, 4, setaffinity),  # 6: -> 9 (its `pid`), else -> 11 (allow)
-        (_LD, 0, 0, 24),  # 7: args[1], low half
-        (_JEQ, 2, 3, 0),  # 8: 0 -> 11 (allow), else -> 12 (EPERM)
-        (_LD, 0, 0, 16),  # 9: args[0], low half
-        (_JEQ, 0, 1, 0),  # 10: 0 -> 11 (allow), else -> 12 (EPERM)
-        (_RET, 0, 0, _RET_ALLOW),  # 11
-        (_RET, 0, 0, no),  # 12
-        (_RET, 0, 0, deny),  # 13
-    ]
-    filters = (_SockFilter * len(program))(*(_SockFilter(*insn) for insn in program))
-    fprog = _SockFprog(len(program), filters)
-    if _LIBC.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "seccomp filter failed")
-
-
-def _kill_candidates_from_here() -> None:
-    """SIGKILL every candidate process from the zygote itself (CAP_KILL), round after round,
-    without reaping: the dead keep their pid slots as zombies, so a fork bomb cannot refill the
-    table while it is being emptied. Used only when the sweeper cannot be forked."""
-    deadline = time.monotonic() + RESET_BUDGET_S
-    me = os.getpid()
-    while time.monotonic() < deadline:
-        found = candidate_processes(me)
-        if not found:
-            return
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        time.sleep(0.001)
-
-
 def _limits_snapshot() -> tuple[Any, ...]:
     rlimits = tuple(resource.getrlimit(r) for r in (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NOFILE))
     return (*rlimits, os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0))
-
-
-def _enter_candidate(*, gvisor: bool) -> None:
-    """In a freshly forked child: become the candidate's uid with no capability, die with the
-    zygote, and `_arm_candidate`."""
-    become(CANDIDATE_UID)
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    _arm_candidate(gvisor=gvisor)
-
-
-def _arm_candidate(*, gvisor: bool) -> None:
-    """In a process of the candidate's uid, just before it takes a job's files: be the first the
-    kernel kills under memory pressure, and under gVisor get `gvisor_guard`."""
-    if gvisor:
-        try:
-            gvisor_guard()
-        except (OSError, KeyError):
-            os._exit(70)  # never run the candidate without it
-    try:
-        with open("/proc/self/oom_score_adj", "w") as fh:
-            fh.write("1000")
-    except OSError:
-        pass
 
 
 @dataclass
@@ -359,7 +91,7 @@ class Standby:
 class Zygote:
     def __init__(self, ctl: socket.socket, *, gvisor: bool = False) -> None:
         self.ctl = ctl
-        #: The sandbox's kernel is gVisor: candidate processes get `gvisor_guard`.
+        #: The sandbox's kernel is gVisor: candidate processes get `seccomp.gvisor_guard`.
         self.gvisor = gvisor
         #: Every child waited for since the last reset: its status and the kernel's account (CPU
         #: time, peak memory). Under runc that is every candidate process (the zygote is their
@@ -380,7 +112,7 @@ class Zygote:
         try:
             return os.fork()
         except OSError:  # the table is full: a fork bomb of the candidate's
-            _kill_candidates_from_here()
+            kill_candidates_from_here()
             self.reaper.reap()
             try:
                 return os.fork()
@@ -388,7 +120,7 @@ class Zygote:
                 return None
 
     def _reset(self, *, keep_standby: bool = True) -> dict[str, Any]:
-        """Sweep (`_sweep`), reap, and check that no zombie of the candidate's is left. The reply's
+        """Sweep (`reset.sweep`), reap, and check that no zombie of the candidate's is left. The reply's
         `peak_rss_kb`: the largest peak memory of any candidate process reaped since the last reset.
         When the reset is ok (and keep_standby), its sweeper stays as the next candidate process."""
         self._end(self.standby)
@@ -402,7 +134,7 @@ class Zygote:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         self.reaper.reap()
         if report:
-            report["zombies"] = _zombies_left(os.getpid())
+            report["zombies"] = zombies_left(os.getpid())
         peak = self.reaper.peak_rss_kb()
         self.reaper.forget()
         # Unreachable by candidates by construction (another uid); checked anyway, since a
@@ -429,7 +161,7 @@ class Zygote:
         self.reaper.forget(standby.pid)
 
     def _sweep_from_child(self, keep: bool) -> tuple[dict[str, Any], Standby | None]:
-        """Run `_sweep` in a child that becomes the candidate's uid; its report ({} when none), and
+        """Run `reset.sweep` in a child that becomes the candidate's uid; its report ({} when none), and
         with `keep`, the child itself, which then waits as the Standby."""
         read_end, write_end = os.pipe()
         orders, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -450,7 +182,7 @@ class Zygote:
                 self.files, self.tree, self.modules = {}, b"", []
                 become(CANDIDATE_UID)
                 prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-                _sweep(write_end, self.ipc_floors)
+                sweep(write_end, self.ipc_floors)
                 os.close(write_end)
                 if keep:
                     self._stand_by(theirs)
@@ -490,7 +222,7 @@ class Zygote:
             with os.fdopen(files_fd, "rb") as fh:
                 self.tree = fh.read()
             self.files, self.modules = untree(self.tree), [str(m) for m in order["modules"]]
-            _arm_candidate(gvisor=self.gvisor)
+            arm_candidate(gvisor=self.gvisor)
             self._write_files()
             self._run(str(order["op"]), pipes, int(order["cpu_s"]), ready_w)
         finally:
@@ -499,7 +231,7 @@ class Zygote:
     def _start(self, op: str, fds: list[int], cpu_s: int = 0) -> int:
         """Start a candidate process for `op` ("spawn": serve calls, "spawn_program": run the
         source as a program) on `fds`: the standby when there is one, else a fresh fork
-        (`_enter_candidate`, the job's files, then `_run`). Then wait until it says it is ready:
+        (`enter_candidate`, the job's files, then `_run`). Then wait until it says it is ready:
         it writes READY and closes the pipe just before the candidate's code runs. A process that
         fails its set-up (or dies in it) never says so: that is ours to report (SetupFailed),
         never an exit code of the candidate's. Closes `fds` here."""
@@ -517,7 +249,7 @@ class Zygote:
                     in_child()
                     os.close(ready_r)
                     self.ctl.close()
-                    _enter_candidate(gvisor=self.gvisor)
+                    enter_candidate(gvisor=self.gvisor)
                     self._write_files()
                     self._run(op, fds, cpu_s, ready_w)
                 finally:

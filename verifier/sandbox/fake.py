@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from verifier.runner.protocol import Counts, FailureRecord, JobResult, format_result_line
+from verifier.runner.protocol import FailureRecord, JobCounts, JobResult, format_result_line
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
 from verifier.sandbox.runtime import KERNEL_OF
 
@@ -50,14 +50,14 @@ def raw_run(stdout: bytes = b"", **fields: object) -> RawRun:
 
 def answer(
     job: SandboxJob,
-    counts: Counts | None = None,
+    counts: JobCounts | None = None,
     failures: list[FailureRecord] | None = None,
     **raw: object,
 ) -> RawRun:
     """A RawRun carrying the runner's result line for `job` (its nonce), as the real runner
     would write it: all `counts.expected` tests passed unless counts or failures say otherwise."""
     nonce = str(json.loads(job.stdin.split(b"\n", 1)[0])["nonce"])
-    counts = counts or Counts(expected=1, passed=1)
+    counts = counts or JobCounts(expected=1, passed=1)
     failures = failures or []
     result = JobResult(
         runner="pytest",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from verifier.review.evidence import ReviewEvidence
 from verifier.review.reports import junit, markdown, sarif
+from verifier.review.review_evidence import ReviewEvidence
 
 Format = Literal["markdown", "json", "junit", "sarif"]
 FORMATS: tuple[Format, ...] = ("markdown", "json", "junit", "sarif")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from verifier.review.evidence import Outcome, ReviewEvidence, TestClass, TestRow
+from verifier.review.review_evidence import Outcome, ReviewEvidence, TestClass, TestRow
 from verifier.text import one_line, visible
 
 

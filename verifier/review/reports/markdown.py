@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from verifier.review.evidence import ReviewEvidence, TestClass, TestRow
+from verifier.review.review_evidence import ReviewEvidence, TestClass, TestRow
 from verifier.text import one_line, visible
 
 #: GitHub refuses comments over 65,536 characters; stay well under.

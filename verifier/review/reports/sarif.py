@@ -13,7 +13,7 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from verifier.review.evidence import BAD, Outcome, ReviewEvidence, TestClass, TestRow
+from verifier.review.review_evidence import BAD, Outcome, ReviewEvidence, TestClass, TestRow
 from verifier.text import one_line
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

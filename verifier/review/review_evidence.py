@@ -94,7 +94,7 @@ class TestRow(BaseModel):
     note: str = Field("", description="Trusted words on why the row is classified so.")
 
 
-class Counts(BaseModel):
+class ReviewCounts(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     total: int = 0
@@ -206,7 +206,7 @@ class ReviewEvidence(BaseModel):
     controls: Controls = Controls()
     runs: list[RunRecord]
     tests: list[TestRow]
-    counts: Counts
+    counts: ReviewCounts
     edited_judges: list[Text] = Field(
         default_factory=list, description="Tests the change edits that went from failing to passing."
     )

@@ -23,7 +23,7 @@ from verifier.limits import Limits
 from verifier.review.deps import ProjectInfo
 from verifier.review.environment import Environment
 from verifier.review.gitread import Files, to_tar
-from verifier.review.protocol import SupervisorResult, parse
+from verifier.review.supervisor_result import SupervisorResult, parse
 from verifier.runner.review_protocol import COMMAND, SITE_DIR, WORK_DIR, ReviewHeader, ReviewProject, encode_job
 from verifier.sandbox.backend import RawRun, SandboxJob
 from verifier.sandbox.docker_engine import DockerBackend
