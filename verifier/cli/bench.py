@@ -56,6 +56,8 @@ def _require_file(path: Path, option: str, what: str) -> None:
         raise fail(f"{option}: {what} file {path} does not exist", option=option)
 
 
+# Long only in its signature (every option with its help, as typer reads them); the work is
+# verifier.bench.humaneval.evaluate.
 @bench_app.command("humaneval", cls=Command)
 def humaneval(
     samples: Annotated[

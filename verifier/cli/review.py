@@ -24,6 +24,8 @@ class ReportFormat(StrEnum):
     SARIF = "sarif"
 
 
+# Long only in its signature: each option is declared with its help text there (typer reads the
+# signature); the body parses, calls verifier.review and renders.
 def review(
     repo: Annotated[
         Path | None, typer.Argument(help="The git repository (its working tree, index and refs are only read).")

@@ -43,6 +43,7 @@ from .protocol import (
     SUITE_DIR,
     CaseRecord,
     FailureRecord,
+    JobConfig,
     JobCounts,
     JobHeader,
     JobResult,
@@ -417,6 +418,26 @@ def run_program(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]
             if outcome.record.outcome == "passed":
                 outcomes[-1] = _Outcome(replace(outcome.record, outcome="runtime_error", summary=stop[1]), "")
     clock.tick(force=True)
+    # A kill by the container's OOM killer may have touched more than the program: a sandbox
+    # that saw one is not reused. (A case ended here for its own memory limit is routine, as
+    # are time limits: the reset after every case checked that nothing was left.)
+    oom = oom_kills() > oom_before >= 0
+    output = stderr_log.decode("utf-8", "replace")
+    return _result(
+        config, outcomes, output, stderr_total, time.monotonic() - t_start, clock.credit, oom
+    ), trouble or oom
+
+
+def _result(
+    config: JobConfig,
+    outcomes: list[_Outcome],
+    output: str,
+    output_bytes: int,
+    tests_s: float,
+    wait_s: float,
+    oom: bool,
+) -> JobResult:
+    """The job's result from its cases' outcomes (in order)."""
     failed = [o for o in outcomes if o.record.outcome != "passed"]
     # Lines of text only for the failures reported in full: the result line stays bounded
     # however many cases a candidate gets wrong.
@@ -436,25 +457,17 @@ def run_program(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]
         )
         for o in failed[:MAX_FAILURES]
     ]
-    passed = len(records) - len(failed)
-    # A kill by the container's OOM killer may have touched more than the program: a sandbox
-    # that saw one is not reused. (A case ended here for its own memory limit is routine, as
-    # are time limits: the reset after every case checked that nothing was left.)
-    oom = oom_kills() > oom_before >= 0
-    return (
-        JobResult(
-            runner=config.runner,
-            exit_code=0 if not failed else 1,
-            counts=JobCounts(expected=len(records), passed=passed, failed=len(failed)),
-            failures=failures,
-            failures_total=len(failed),
-            candidate_output=stderr_log.decode("utf-8", "replace"),
-            candidate_output_bytes=stderr_total,
-            tests_s=time.monotonic() - t_start,
-            host_wait_s=clock.credit,
-            kind="program",
-            cases=records,
-            oom=oom,
-        ),
-        trouble or oom,
+    return JobResult(
+        runner=config.runner,
+        exit_code=0 if not failed else 1,
+        counts=JobCounts(expected=len(records), passed=len(records) - len(failed), failed=len(failed)),
+        failures=failures,
+        failures_total=len(failed),
+        candidate_output=output,
+        candidate_output_bytes=output_bytes,
+        tests_s=tests_s,
+        host_wait_s=wait_s,
+        kind="program",
+        cases=records,
+        oom=oom,
     )
