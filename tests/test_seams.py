@@ -204,3 +204,20 @@ def test_the_default_preload_is_written_once() -> None:
     """ "pytest,hypothesis" (what a pytest runner pre-imports) lives in runner/protocol.py."""
     holders = [p for p in PACKAGE.rglob("*.py") if '"pytest,hypothesis"' in p.read_text()]
     assert [p.relative_to(ROOT).as_posix() for p in holders] == ["verifier/runner/protocol.py"]
+
+
+#: A function longer than this is split, or says why it is long in a comment just above it.
+LONG_FUNCTION = 80
+
+
+def test_long_functions_are_split_or_explained() -> None:
+    unexplained = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        lines = path.read_text().splitlines()
+        for node in ast.walk(ast.parse("\n".join(lines))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                if length > LONG_FUNCTION and not lines[first - 2].lstrip().startswith("#"):
+                    unexplained.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({length} lines)")
+    assert unexplained == []
