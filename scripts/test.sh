@@ -14,9 +14,10 @@ echo "== mypy"
 mypy
 echo "== pytest"
 # Two workers (VERIFIER_TEST_WORKERS): most engine tests wait on containers, not on our CPU,
-# and the charged clock keeps a busy neighbour from changing a verdict. pytest exits 5 when it
-# collected no tests: that fails here too (set -e).
-python -m pytest -n "${VERIFIER_TEST_WORKERS:-2}" --dist loadgroup -m "not engine_restart" "$@"
+# and the charged clock keeps a busy neighbour from changing a verdict. The 25 slowest tests
+# are listed at the end (where the suite's time goes). pytest exits 5 when it collected no
+# tests: that fails here too (set -e).
+python -m pytest -n "${VERIFIER_TEST_WORKERS:-2}" --dist loadgroup --durations=25 -m "not engine_restart" "$@"
 # The tests that restart the Docker engine run alone, after the others (an engine restart would
 # fail a neighbour's container); none selected (exit 5) is fine here.
 python -m pytest -m engine_restart "$@" || [ $? -eq 5 ]
