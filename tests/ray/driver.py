@@ -3,7 +3,11 @@ Ray backend with verify_batch, and reports on stdout (one JSON object a line) it
 result. The test interrupts it mid-batch. Stdout carries these reports alone: whatever else would
 be written there (Ray prints the cluster's messages to every driver there) goes to stderr.
 
-    python -m tests.ray.driver ADDRESS SAMPLES SLEEP_S
+    python -m tests.ray.driver ADDRESS SAMPLES SLEEP_S [LATER_SLEEP_S]
+
+The samples after the first two sleep LATER_SLEEP_S (default SLEEP_S): a test that interrupts
+the driver after its first result makes them long, so the batch cannot end before the signal
+arrives however slowly the host lets the test run.
 """
 
 from __future__ import annotations
@@ -24,10 +28,14 @@ SLOW_SUITE = Suite(
 )
 
 
-def slow_items(count: int, sleep_s: float) -> list[Item]:
-    """`count` distinct candidates that pass after sleeping `sleep_s` seconds."""
+def slow_items(count: int, sleep_s: float, later_sleep_s: float | None = None) -> list[Item]:
+    """`count` distinct candidates that pass after sleeping `sleep_s` seconds (after the first
+    two: `later_sleep_s`, when given)."""
     source = "import time\n\n\ndef f():\n    time.sleep({sleep_s})  # sample {i}\n    return 1\n"
-    return [(Candidate.from_text(source.format(sleep_s=sleep_s, i=i)), SLOW_SUITE) for i in range(count)]
+    later = sleep_s if later_sleep_s is None else later_sleep_s
+    return [
+        (Candidate.from_text(source.format(sleep_s=sleep_s if i < 2 else later, i=i)), SLOW_SUITE) for i in range(count)
+    ]
 
 
 def reports_channel() -> TextIO:
@@ -43,9 +51,9 @@ def reports_channel() -> TextIO:
     return reports
 
 
-def main(address: str, samples: int, sleep_s: float) -> int:
+def main(address: str, samples: int, sleep_s: float, later_sleep_s: float | None = None) -> int:
     out = reports_channel()
-    items = slow_items(samples, sleep_s)
+    items = slow_items(samples, sleep_s, later_sleep_s)
     with ray_verifier(address, per_node=1) as verifier:
         backend = verifier.backend
         assert isinstance(backend, RayBackend)
@@ -61,4 +69,4 @@ def main(address: str, samples: int, sleep_s: float) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], int(sys.argv[2]), float(sys.argv[3])))
+    sys.exit(main(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]) if len(sys.argv) > 4 else None))

@@ -142,7 +142,9 @@ def test_an_interrupted_driver_leaves_no_actor_and_no_container(
     import ray
 
     root = Path(__file__).resolve().parents[2]
-    cmd = [sys.executable, "-m", "tests.ray.driver", ray_cluster.address, "24", "0.5"]
+    # Two quick samples, then 22 of 5 s: the batch cannot end before the signal, however slowly
+    # a busy host lets this test read the first result and send it.
+    cmd = [sys.executable, "-m", "tests.ray.driver", ray_cluster.address, "24", "0.5", "5"]
     errors = tmp_path / "driver.err"  # a file, not a pipe nobody drains while the test reads stdout
     # What a busy raylet sends every driver ("too many worker processes"); Ray prints it on the
     # driver's stdout, which once broke the reports read below (JSONDecodeError under load).
@@ -157,7 +159,7 @@ def test_an_interrupted_driver_leaves_no_actor_and_no_container(
         assert wait_for(lambda: warning in errors.read_text()), "the cluster's message is not on the driver's stderr"
         assert "result" in json.loads(driver.stdout.readline() or "{}")  # a first result: mid-batch
         driver.send_signal(sig)
-        out, _ = driver.communicate(timeout=120)
+        out, _ = driver.communicate(timeout=600)  # a bound against a hang; cleanup is slow on a busy host
     finally:
         if driver.poll() is None:
             driver.kill()

@@ -24,7 +24,7 @@ def test_a_build_that_waited_for_another_finds_its_image(monkeypatch: pytest.Mon
 
     def fake_build(client: Any, kind: Any, tag: str, say: Any) -> tuple[str, bool]:
         first_inside.set()
-        release.wait(10)
+        release.wait(120)
         built.append(tag)
         return tag, True
 
@@ -33,14 +33,14 @@ def test_a_build_that_waited_for_another_finds_its_image(monkeypatch: pytest.Mon
     results: list[tuple[str, bool]] = []
     first = threading.Thread(target=lambda: results.append(image.build(None, base="registry")))  # type: ignore[arg-type]
     first.start()
-    assert first_inside.wait(10)
+    assert first_inside.wait(120)
     second = threading.Thread(target=lambda: results.append(image.build(None, base="registry")))  # type: ignore[arg-type]
     second.start()
     second.join(0.5)
     assert second.is_alive(), "the second build must wait for the first"
     release.set()
-    first.join(10)
-    second.join(10)
+    first.join(120)
+    second.join(120)
     assert sorted(results, key=lambda r: r[1]) == [
         (image.image_tag("registry"), False),
         (image.image_tag("registry"), True),
