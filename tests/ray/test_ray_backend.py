@@ -150,7 +150,15 @@ def test_an_interrupted_driver_leaves_no_actor_and_no_container(
     # driver's stdout, which once broke the reports read below (JSONDecodeError under load).
     warning = f"WARNING: the test's stand-in for a busy raylet's warning {os.getpid()}-{sig.name}"
     with errors.open("wb") as err:
-        driver = subprocess.Popen(cmd, cwd=root, stdout=subprocess.PIPE, stderr=err)
+        driver = subprocess.Popen(
+            cmd,
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            # As in a terminal: a shell's background job (nohup ... &) starts with SIGINT
+            # ignored, and Python then never raises KeyboardInterrupt.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
     try:
         assert driver.stdout is not None
         started = json.loads(driver.stdout.readline() or "{}")

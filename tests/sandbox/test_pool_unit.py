@@ -7,6 +7,7 @@ import time
 import pytest
 
 from verifier.errors import SandboxUnavailable
+from verifier.limits import PoolConfig
 from verifier.sandbox.admission import Unlimited
 from verifier.sandbox.pool import WarmPool
 
@@ -19,7 +20,7 @@ class _BrokenClient:
 
 
 def test_a_fault_of_ours_while_starting_a_sandbox_fails_the_job_at_once() -> None:
-    pool = WarmPool(image="x", size=1, client=_BrokenClient(), idle_timeout_s=None, admission=Unlimited())  # type: ignore[arg-type]
+    pool = WarmPool(PoolConfig(size=1), image="x", client=_BrokenClient(), idle_timeout_s=None, admission=Unlimited())  # type: ignore[arg-type]
     try:
         started = time.monotonic()
         with pytest.raises(SandboxUnavailable, match=r"could not be started \(RuntimeError: boom"):
