@@ -128,6 +128,37 @@ def dependency_specs(
     return base, head
 
 
+def run_plans(
+    trees: Trees,
+    mode: TestsMode,
+    splitter: Splitter,
+    files: tuple[Files, Files],
+    envs: tuple[env_mod.Environment, env_mod.Environment],
+    judge_paths: tuple[str, ...] | None,
+) -> list[RunPlan]:
+    """The base and head runs of the tests mode, and the runs of the base's versions of the tests
+    the change touched (`judge_paths`), on both sides' code."""
+    base_files, head_files = files
+    base_env, head_env = envs
+    hypothesis = uses_hypothesis(base_files) or uses_hypothesis(head_files)
+    fmt = trees.object_format
+    tests_from: Literal["head", "base+added"] = "head" if mode == "head" else "base+added"
+    base_project, head_project = deps_mod.project_info(trees.base.files), deps_mod.project_info(trees.head.files)
+    plans = [
+        RunPlan("base", "base", tests_from, base_files, tree_id(base_files, fmt), base_env, base_project, hypothesis),
+        RunPlan("head", "head", tests_from, head_files, tree_id(head_files, fmt), head_env, head_project, hypothesis),
+    ]
+    if judge_paths is not None:
+        old_on_head = compose(trees.head.files, trees.base.files, splitter)
+        plans += [
+            RunPlan("base_tests_on_base", "base", "base", dict(trees.base.files), trees.base.tree_id, base_env,
+                    base_project, hypothesis, judge_paths),
+            RunPlan("base_tests_on_head", "head", "base", old_on_head, tree_id(old_on_head, fmt), head_env,
+                    head_project, hypothesis, judge_paths),
+        ]  # fmt: skip
+    return plans
+
+
 def review(req: ReviewRequest, *, progress: Progress | None = None, client: Client | None = None) -> ReviewEvidence:
     """Review one change. Raises InvalidInput (bad input) or SandboxUnavailable (no result)."""
     say = progress or (lambda _m: None)
@@ -135,7 +166,8 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
     trees = read_trees(req)
     splitter, base_files, head_files = plan_trees(trees, req.tests)
     base_spec, head_spec = dependency_specs(trees, req.tests, req.requirements)
-    provenance = ProvenanceIndex(trees.base.files, trees.head.files)
+    provenance = ProvenanceIndex(trees.base.files, trees.head.files, splitter)
+    judge_paths = provenance.judge_paths() if req.tests == "head" else None
     t_read = time.monotonic()
 
     client = client or connect()
@@ -151,16 +183,9 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
             say(f"environment: {env_mod.describe(envs[spec.requirements])}")
     t_env = time.monotonic()
 
-    hypothesis = uses_hypothesis(base_files) or uses_hypothesis(head_files)
-    fmt = trees.object_format
-    tests_from: Literal["head", "base+added"] = "head" if req.tests == "head" else "base+added"
-    plans = [
-        RunPlan("base", "base", tests_from, base_files, tree_id(base_files, fmt), envs[base_spec.requirements],
-                deps_mod.project_info(trees.base.files), hypothesis),
-        RunPlan("head", "head", tests_from, head_files, tree_id(head_files, fmt), envs[head_spec.requirements],
-                deps_mod.project_info(trees.head.files), hypothesis),
-    ]  # fmt: skip
-    say("running the base and head trees' tests in two sandboxes")
+    side_envs = (envs[base_spec.requirements], envs[head_spec.requirements])
+    plans = run_plans(trees, req.tests, splitter, (base_files, head_files), side_envs, judge_paths)
+    say(f"running the tests in {len(plans)} sandboxes: " + ", ".join(p.side.replace("_", " ") for p in plans))
     outputs = run_both(plans, req.limits, on_done=lambda o: say(f"{o.plan.side} run finished in {o.wall_s:.1f} s"))
     for out in outputs:
         why = failure(out)
@@ -168,8 +193,11 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
             raise SandboxUnavailable(why)
 
     views: dict[str, SideView] = {o.plan.side: SideView(o.result) for o in outputs}
-    removed = provenance.removed_tests(splitter) if req.tests == "head" else []
-    table = build_table(views["base"], views["head"], provenance, removed)
+    removed = provenance.removed_tests() if req.tests == "head" else []
+    judges = (views["base_tests_on_base"], views["base_tests_on_head"]) if judge_paths is not None else None
+    table = build_table(
+        views["base"], views["head"], provenance, removed, judges, "head" if req.tests == "head" else "base"
+    )
     stops = {side: view.stopped() for side, view in views.items()}
     collected = {side: len(view.collected()) for side, view in views.items()}
     ok, reason = verdict(table, stops, collected)
@@ -235,6 +263,7 @@ def _run_record(out: RunOutput, view: SideView, stopped: str) -> RunRecord:
         duration_s=out.raw.duration_s,
         sandbox_s=out.raw.overhead_s,
         log_tail_untrusted=_log_tail(view),
+        tampered=[*(first.tampered if first else []), *(view.rerun.tampered if view.rerun else [])],
     )
 
 

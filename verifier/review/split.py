@@ -26,6 +26,8 @@ CONFIG_FILES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyp
 #: Root files that hold more than pytest's configuration: only their pytest section is the tests'.
 MIXED_CONFIG_FILES = frozenset({"pyproject.toml", "tox.ini", "setup.cfg"})
 DEFAULT_PYTHON_FILES = ("test_*.py", "*_test.py")
+DEFAULT_PYTHON_CLASSES = ("Test",)
+DEFAULT_PYTHON_FUNCTIONS = ("test",)
 _INI_SECTIONS = {"pytest.ini": "pytest", ".pytest.ini": "pytest", "tox.ini": "pytest", "setup.cfg": "tool:pytest"}
 
 
@@ -60,17 +62,26 @@ def _as_list(value: object) -> list[str]:
     return []
 
 
+def _prefix_or_glob(name: str, patterns: tuple[str, ...]) -> bool:
+    """pytest's rule for python_classes / python_functions: a prefix, or a glob when it has one."""
+    return any(name.startswith(p) or (any(c in p for c in "*?[") and fnmatch.fnmatch(name, p)) for p in patterns)
+
+
 @dataclass(frozen=True)
 class Splitter:
     """Decides test or code for a path, with the patterns of both trees of a review."""
 
     python_files: tuple[str, ...] = DEFAULT_PYTHON_FILES
     test_dirs: tuple[str, ...] = ()
+    python_classes: tuple[str, ...] = DEFAULT_PYTHON_CLASSES
+    python_functions: tuple[str, ...] = DEFAULT_PYTHON_FUNCTIONS
 
     @classmethod
     def for_trees(cls, *trees: Mapping[str, Entry]) -> Splitter:
         patterns = set(DEFAULT_PYTHON_FILES)
         dirs: set[str] = set()
+        classes: set[str] = set(DEFAULT_PYTHON_CLASSES)
+        functions: set[str] = set(DEFAULT_PYTHON_FUNCTIONS)
         for files in trees:
             for name in CONFIG_FILES:
                 if name not in files:
@@ -81,7 +92,21 @@ class Splitter:
                     if isinstance(options, dict):
                         patterns.update(_as_list(options.get("python_files")))
                         dirs.update(p.strip("/") for p in _as_list(options.get("testpaths")) if p.strip("/."))
-        return cls(python_files=tuple(sorted(patterns)), test_dirs=tuple(sorted(dirs)))
+                        classes.update(_as_list(options.get("python_classes")))
+                        functions.update(_as_list(options.get("python_functions")))
+        return cls(
+            python_files=tuple(sorted(patterns)),
+            test_dirs=tuple(sorted(dirs)),
+            python_classes=tuple(sorted(classes)),
+            python_functions=tuple(sorted(functions)),
+        )
+
+    def is_test_function(self, name: str) -> bool:
+        """A function or method name pytest collects as a test (either tree's patterns, or the default)."""
+        return _prefix_or_glob(name, self.python_functions)
+
+    def is_test_class(self, name: str) -> bool:
+        return _prefix_or_glob(name, self.python_classes)
 
     def is_test_file(self, path: str) -> bool:
         """A module pytest would collect tests from."""

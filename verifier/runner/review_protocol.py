@@ -7,7 +7,7 @@ paths it writes to, how a job is framed on its stdin, and the result line it ans
 
 Job (host -> supervisor, on stdin)::
 
-    {"version": 2, "nonce": ..., "tree_bytes": N, "budget_s": ..., "work_dir": ..., ...}\\n
+    {"version": 3, "nonce": ..., "tree_bytes": N, "budget_s": ..., "work_dir": ..., ...}\\n
     <N bytes: the tree, an uncompressed tar>
 
 Result (supervisor -> host, on the stdout only the supervisor holds)::
@@ -30,7 +30,7 @@ from typing import IO, Any
 from .protocol import ProtocolError, read_exact
 
 #: The version of both the header and the result; a header of any other version is refused.
-PROTOCOL = 2
+PROTOCOL = 3
 RESULT_PREFIX = "VERIFIER-REVIEW"
 #: The supervisor's import name in the image.
 MODULE = "verifier_runner.review_plugin"
@@ -61,6 +61,8 @@ class ReviewHeader:
     pythonpath: tuple[str, ...]
     hypothesis: bool
     rerun: bool = True
+    #: Tree paths (test files or folders) the first session runs; empty: pytest's own choice.
+    select: tuple[str, ...] = ()
     project: ReviewProject = field(default_factory=ReviewProject)
     work_dir: str = WORK_DIR
     site_dir: str = SITE_DIR
@@ -73,6 +75,7 @@ class ReviewHeader:
         """The header line, without its newline."""
         data = {"version": self.version} | {f.name: getattr(self, f.name) for f in fields(self)}
         data["pythonpath"] = list(self.pythonpath)
+        data["select"] = list(self.select)
         data["project"] = {f.name: getattr(self.project, f.name) for f in fields(self.project)}
         return json.dumps(data).encode()
 
@@ -97,10 +100,13 @@ class ReviewHeader:
             raise ProtocolError("review header: project must be an object")
         _known(project, ReviewProject, "review header project")
         pythonpath = raw.get("pythonpath")
-        if not isinstance(pythonpath, list):
-            raise ProtocolError("review header: pythonpath must be a list")
+        select = raw.get("select", [])
+        if not isinstance(pythonpath, list) or not isinstance(select, list):
+            raise ProtocolError("review header: pythonpath and select must be lists")
         try:
-            return cls(**{**raw, "pythonpath": tuple(pythonpath), "project": ReviewProject(**project)})
+            return cls(
+                **{**raw, "pythonpath": tuple(pythonpath), "select": tuple(select), "project": ReviewProject(**project)}
+            )
         except TypeError as exc:  # a required field is missing
             raise ProtocolError(f"review header: {exc}") from None
 
@@ -120,6 +126,11 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _relative(path: str) -> bool:
+    parts = path.split("/")
+    return bool(path) and not path.startswith(("/", "-")) and ".." not in parts
+
+
 def _check_header(h: ReviewHeader) -> None:
     _want(h.version == PROTOCOL, f"version {h.version!r}, expected {PROTOCOL}")
     _want(isinstance(h.nonce, str) and h.nonce.isalnum(), "nonce must be a non-empty alphanumeric string")
@@ -128,6 +139,10 @@ def _check_header(h: ReviewHeader) -> None:
     _want(h.budget_s > 0, "budget_s must be > 0")
     _want(isinstance(h.pythonpath, tuple) and all(isinstance(p, str) for p in h.pythonpath), "pythonpath: strings")
     _want(isinstance(h.hypothesis, bool) and isinstance(h.rerun, bool), "hypothesis and rerun must be booleans")
+    _want(
+        isinstance(h.select, tuple) and all(isinstance(p, str) and _relative(p) for p in h.select),
+        "select: relative tree paths without '..' or a leading '-'",
+    )
     for name in ("work_dir", "site_dir"):
         path = getattr(h, name)
         _want(isinstance(path, str) and path.startswith("/") and ".." not in path.split("/"), f"{name}: absolute")

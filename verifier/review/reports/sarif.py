@@ -20,6 +20,11 @@ SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas
 
 RULES: dict[str, tuple[str, str]] = {
     TestClass.BROKEN.value: ("Regression", "The test passed on the base and does not pass on the head."),
+    TestClass.REWRITTEN.value: (
+        "RewrittenJudge",
+        "The change edits or removes this test (or what it sees), and the base's version of it, "
+        "which passes on the base code, does not pass on the head code.",
+    ),
     TestClass.ADDED.value: ("FailingNewTest", "A test only the head has (added by the change) fails."),
     TestClass.ERROR.value: ("TestError", "The test errors in collection, setup or teardown on the head."),
     TestClass.MISSING.value: ("MissingTest", "The run ended before this test reported (crash, exit, time limit)."),
