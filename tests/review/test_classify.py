@@ -73,8 +73,12 @@ def test_rules(prov: Provenance, b: SideResult, h: SideResult, cls: TestClass, b
         # Pre-existing when the base's own test fails on the base code too.
         (ED, side(F, F), side(F, F), (side(F, F), side(F, F)), TestClass.STILL_FAILING, False),
         (ED, side(E), side(E), (side(E), side(E)), TestClass.ERROR, False),
-        # An unchanged test is its own base version: the main rules decide (broken, not rewritten).
+        # A row that already blocks keeps its reason (broken, not rewritten).
         (U, side(P), side(F, F), (side(P), side(F, F)), TestClass.BROKEN, True),
+        # An unchanged test that passes only beside the change's other tests (a new module patches the
+        # code at import): its base version, run with the base's tests alone, fails on the head code.
+        (U, side(P), side(P), (side(P), side(F, F)), TestClass.REWRITTEN, True),
+        (U, side(F, F), side(P), (side(P), side(F, F)), TestClass.REWRITTEN, True),
         # The base version's outcome changes when rerun: flaky, never rewritten.
         (ED, side(P), side(P), (side(P), side(F, P)), TestClass.FLAKY, False),
     ],

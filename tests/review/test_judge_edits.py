@@ -82,6 +82,21 @@ HOSTILE: dict[str, tuple[dict[str, str | None], str]] = {
         {"pyproject.toml": (EXAMPLE / "library" / "pyproject.toml").read_text() + "addopts = \"-k 'not contains'\"\n"},
         "the pytest configuration deselects the catching tests",
     ),
+    "new-module-patches": (
+        {
+            "tests/test_aaa_setup.py": f"import rangeset\n\nrangeset.contains = {FIXED_CONTAINS}\n\n\n"
+            "def test_ok():\n    pass\n"
+        },
+        "a new test module patches the function under test at import, for every module after it",
+    ),
+    "new-test-pollutes": (
+        {
+            "tests/test_aaa_setup.py": "import rangeset\n\n\ndef test_setup():\n"
+            "    def fixed(ranges, n):\n        return any(s <= n <= e for s, e in ranges)\n\n"
+            "    rangeset.contains.__code__ = fixed.__code__\n"
+        },
+        "a new test rewrites the function under test in place and never restores it",
+    ),
     "conftest-errors": (
         {
             "tests/conftest.py": "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef _broken():\n"
@@ -146,6 +161,13 @@ HONEST: dict[str, tuple[dict[str, str | None], str]] = {
         },
         "an edited test that checks more",
     ),
+    "new-test-file": (
+        {
+            "tests/test_more.py": "from rangeset import contains\n\n\n"
+            "def test_single():\n    assert contains([(2, 2)], 2)\n"
+        },
+        "a new test module, as most changes add",
+    ),
     "helper": (
         {"tests/test_sets.py": SETS.replace("from rangeset import", "import math\n\nfrom rangeset import")},
         "an added import: every test of the module is edited, and their base versions still pass",
@@ -202,9 +224,12 @@ def test_an_error_the_change_brings_is_never_pre_existing(reviews: dict[str, Rev
 def test_honest_edits_to_the_tests_stay_ok(reviews: dict[str, ReviewEvidence], name: str) -> None:
     ev = reviews[name]
     assert ev.ok, f"{name} ({HONEST[name][1]}): {ev.reason}"
-    edited = [t for t in ev.tests if t.provenance == "edited"]
-    assert edited and all(t.base_version is not None for t in edited)
-    assert "whose base versions still pass" in ev.reason
+    # The base's tests ran on both sides too, and every one of them still passes on the head code.
+    assert {r.side for r in ev.runs} == {"base", "head", "base_tests_on_base", "base_tests_on_head"}
+    old = [t for t in ev.tests if t.base_version is not None]
+    assert len(old) >= 10 and all(t.base_version.on_head.outcome == "passed" for t in old)  # type: ignore[union-attr]
+    if name != "new-test-file":
+        assert "whose base versions still pass" in ev.reason
 
 
 @pytest.mark.parametrize("name", list(TAMPER))
@@ -223,3 +248,10 @@ def test_code_that_rewrites_the_reporting_path_ends_the_run_as_tampered(
 def test_honest_reviews_are_never_tampered(reviews: dict[str, ReviewEvidence]) -> None:
     for name in [*HOSTILE, *HONEST]:
         assert not any(r.tampered for r in reviews[name].runs), name
+
+
+def test_the_base_trees_own_run_is_kept_and_reused(reviews: dict[str, ReviewEvidence]) -> None:
+    # Every branch here has the same base: its own run is read from the host's cache after the first.
+    runs = [r for ev in reviews.values() for r in ev.runs if r.side == "base_tests_on_base"]
+    assert any(r.cached for r in runs)
+    assert len({(r.tree, r.environment.image_id, r.collected) for r in runs}) == 1

@@ -125,14 +125,17 @@ def test_a_module_level_wrapper_is_an_edit_of_every_test_in_the_module() -> None
     idx = pair({"tests/test_c.py": CHECKS}, {"tests/test_c.py": wrapped})
     prov, why = idx.explain("tests/test_c.py::test_inside")
     assert prov is Provenance.EDITED and "outside its test functions" in why
-    assert idx.judge_paths() == ("tests/test_c.py",)
+    assert idx.tests_touched()
 
 
 def test_adding_a_test_function_edits_no_other_test() -> None:
     idx = pair({"tests/test_c.py": CHECKS}, {"tests/test_c.py": CHECKS + "\ndef test_new():\n    pass\n"})
     assert idx.of("tests/test_c.py::test_inside") is Provenance.UNCHANGED
     assert idx.of("tests/test_c.py::test_new") is Provenance.ADDED
-    assert idx.judge_paths() is None  # nothing of the base's tests changed: no base-version runs
+    # Still, the new test shares the process with the others: the base's tests run on both sides.
+    assert idx.tests_touched()
+    code_only = pair({"tests/test_c.py": CHECKS, "src/m.py": "x = 1"}, {"tests/test_c.py": CHECKS, "src/m.py": "x = 2"})
+    assert not code_only.tests_touched()
 
 
 def test_ways_to_disable_or_rebind_a_test_are_edits() -> None:
@@ -144,7 +147,6 @@ def test_ways_to_disable_or_rebind_a_test_are_edits() -> None:
     ):
         idx = pair({"tests/test_c.py": CHECKS}, {"tests/test_c.py": CHECKS + hostile})
         assert idx.of("tests/test_c.py::test_outside") is Provenance.EDITED, hostile
-        assert idx.judge_paths() == ("tests/test_c.py",), hostile
 
 
 def test_a_conftest_reaches_only_the_tests_below_it() -> None:
@@ -153,11 +155,9 @@ def test_a_conftest_reaches_only_the_tests_below_it() -> None:
     idx = pair(base, head)
     assert idx.of("tests/a/test_a.py::test_inside") is Provenance.EDITED
     assert idx.of("tests/b/test_b.py::test_inside") is Provenance.UNCHANGED
-    assert idx.judge_paths() == ("tests/a/test_a.py",)
     # The pytest configuration reaches every test: all of the base's tests are judged.
     config = pair(base, {**base, "pytest.ini": "[pytest]\npython_functions = nothing_\n"})
     assert config.of("tests/b/test_b.py::test_inside") is Provenance.EDITED
-    assert config.judge_paths() == ()
 
 
 def test_an_inherited_test_is_its_defining_methods_not_its_files() -> None:
@@ -172,5 +172,3 @@ def test_an_inherited_test_is_its_defining_methods_not_its_files() -> None:
     assert idx.of("tests/test_user.py::TestA::test_one", one) is Provenance.UNCHANGED
     assert idx.of("tests/test_user.py::TestA::test_two", two) is Provenance.EDITED
     assert idx.of("tests/test_user.py::TestB::test_one", one) is Provenance.ADDED  # a new test, of an old function
-    # The user module imports the touched one: its tests are judged by their base versions too.
-    assert idx.judge_paths() == ("tests/test_base.py", "tests/test_user.py")

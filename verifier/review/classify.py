@@ -13,13 +13,15 @@ Rules, per test (base outcome b, head outcome h, after the one rerun of failing 
 - erroring on head: passing on base -> broken; failing on base -> error; new -> error (blocks)
 - skipped on head: passing on base -> broken (blocks); otherwise skipped
 
-With ``--tests head`` the change's own tests judge it, so a test the change edits or removes
-(its function, or anything it sees: `verifier.review.provenance`) is also judged by its
-**base version**, run on the base code (the base tree as it is) and on the head code:
+With ``--tests head`` the change's own tests judge it, so when the change touches the tests at
+all, every test is also judged by its **base version**: the base's own tests, run on the base
+code (the base tree as it is) and on the head code:
 
-- the base version passes on the base code and not on the head code -> rewritten (blocks):
-  the change rewrote, removed or disabled a judge of code it broke (or whose behaviour it
-  changed on purpose: a human decides), whatever its own version of the test says;
+- the base version passes on the base code and not on the head code, and the row does not
+  already block -> rewritten (blocks): the change rewrote, removed or disabled a judge of code it
+  broke (or whose behaviour it changed on purpose: a human decides), whatever its own version of
+  the test says; an unchanged test is reached by the change's other test-side edits (the tests
+  share a process: a new module's import-time code, a new test that patches and never restores);
 - an edited test that fails or errors on the head is pre-existing only when its base
   version fails on the base code too; otherwise the change introduced it (blocks).
 
@@ -230,16 +232,19 @@ def judge_by_base_version(
 ) -> tuple[TestClass, bool, str]:
     """The base-version rules (module docstring) on top of a row's (class, blocking, note)."""
     cls, blocking, note = row
-    if base_version is not None and prov in (Provenance.EDITED, Provenance.REMOVED):
+    if base_version is not None and not blocking:  # a row that already blocks keeps its own reason
         ob, oh = base_version.on_base, base_version.on_head
         if _flaky(ob) or _flaky(oh):
             return TestClass.FLAKY, blocking, note or "its base version's outcome changed when rerun"
         if ob.outcome in GOOD and oh.outcome not in GOOD:
+            how = {
+                Provenance.REMOVED: "the change removes this test",
+                Provenance.EDITED: "the change edits this test or what it sees",
+            }.get(prov, "the change's other test-side edits reach this test")
             return (
                 TestClass.REWRITTEN,
                 True,
-                f"the change {'removes' if prov is Provenance.REMOVED else 'edits'} this test or what it sees; "
-                f"its base version passes on the base code and is {oh.outcome.value} on the head code",
+                f"{how}; its base version passes on the base code and is {oh.outcome.value} on the head code",
             )
     if head is None or head.outcome not in BAD or blocking or prov is not Provenance.EDITED:
         return cls, blocking, note

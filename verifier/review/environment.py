@@ -79,7 +79,8 @@ def spec_digest(spec: DependencySpec, base_image_id: str) -> str:
     )
 
 
-def _cache_dir() -> Path:
+def cache_dir() -> Path:
+    """The review's cache folder on the host (XDG cache): environment locks, base runs."""
     root = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "verifier" / "review"
     root.mkdir(parents=True, exist_ok=True)
     return root
@@ -164,7 +165,7 @@ def _build(client: Client, ctx: Path, digest: str, base_id: str, packages: list[
 
 def probe_target(base_id: str) -> dict[str, object]:
     """The sandbox interpreter's version, ABIs and platforms (what `pip download` must fetch for)."""
-    cache = _cache_dir() / "targets" / f"{base_id.replace(':', '_')}.json"
+    cache = cache_dir() / "targets" / f"{base_id.replace(':', '_')}.json"
     if cache.is_file():
         cached: dict[str, object] = json.loads(cache.read_text())
         return cached
@@ -228,7 +229,7 @@ def _wheel_name_version(filename: str) -> tuple[str, str]:
 
 def _pip_wheel() -> Path:
     """A pip wheel for installing inside the build (downloaded once, then cached)."""
-    folder = _cache_dir() / "pip"
+    folder = cache_dir() / "pip"
     found = sorted(folder.glob("pip-*.whl")) if folder.is_dir() else []
     if found:
         return found[-1]

@@ -18,8 +18,8 @@ change touches anything the test can see:
 A test whose function and context are the same on both sides is **unchanged**; a test the
 base does not have is **added**; one the head does not have is **removed**. Tests made at run
 time (doctests, generated items) whose function cannot be found fall back to their file.
-`judge_paths()` says which of the base's test files the change touched that way: the review
-runs the base's own versions of them on both sides (see `verifier.review.classify`).
+When the change touches the tests at all (`tests_touched`), the review also runs the base's own
+tests on both sides' code (see `verifier.review.classify`).
 """
 
 from __future__ import annotations
@@ -287,48 +287,11 @@ class ProvenanceIndex:
             out.extend((f"{path}::{q.replace('.', '::')}", line) for q, line in old.tests if q not in new.own)
         return out
 
-    def judge_paths(self) -> tuple[str, ...] | None:
-        """The base's test files the change touched (their tests edited or removed): None for none,
-        () for all of them (a change every test can see)."""
-        if self.everywhere:
-            return ()
-        touched: list[str] = []
-        for path in sorted(self.base):
-            if not self.splitter.is_test_file(path):
-                continue
-            if path not in self.head or self._conftests(path):
-                touched.append(path)
-                continue
-            old, new = self.module("base", path), self.module("head", path)
-            if old is None or new is None:
-                if self.base[path] != self.head[path]:
-                    touched.append(path)
-                continue
-            if old.context != new.context or any(old.own[q] != new.own.get(q) for q in old.own):
-                touched.append(path)
-        if not touched:
-            return None
-        # A test module can inherit tests from (or import helpers of) a touched one: take its importers too.
-        stems = {p.rsplit("/", 1)[-1][:-3] for p in touched}
-        importers = [
-            p
-            for p in sorted(self.base)
-            if self.splitter.is_test_file(p) and p not in touched and _imports(self.base[p].data, stems)
-        ]
-        return tuple(sorted({*touched, *importers}))
+    def tests_touched(self) -> bool:
+        """Whether the change touches the tests at all (adds, edits or removes any test-side file).
 
-
-def _imports(source: bytes, stems: set[str]) -> bool:
-    try:
-        module = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return True  # cannot tell: take it
-    for node in ast.walk(module):
-        if isinstance(node, ast.Import):
-            if any(set(a.name.split(".")) & stems for a in node.names):
-                return True
-        elif isinstance(node, ast.ImportFrom):
-            names = {*(node.module or "").split("."), *(a.name for a in node.names)}
-            if names & stems:
-                return True
-    return False
+        Then the base's own tests run on both sides too. All of them: the tests share one process,
+        so a new test module's import-time code, or a new test that patches something and never
+        restores it, reaches tests in every other module."""
+        tests = self.splitter.is_test
+        return {p: e for p, e in self.base.items() if tests(p)} != {p: e for p, e in self.head.items() if tests(p)}

@@ -178,6 +178,11 @@ class RunRecord(BaseModel):
     duration_s: float = 0.0
     sandbox_s: float = Field(0.0, description="Container create/start/remove overhead.")
     log_tail_untrusted: Text = Field("", description="The end of the test session's console output.")
+    cached: bool = Field(
+        False,
+        description="base_tests_on_base only: read from the host's cache of the base tree's own runs "
+        "(same tree, environment, sandbox image, limits and protocol), not run again.",
+    )
     tampered: list[Text] = Field(
         default_factory=list,
         description="What the code under test changed on pytest's reporting path; the session ended there.",

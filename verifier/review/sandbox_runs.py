@@ -10,6 +10,8 @@ containers (found by a label unique to the review), and the backend removes them
 
 from __future__ import annotations
 
+import json
+import os
 import secrets
 import threading
 import time
@@ -17,14 +19,25 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
+from verifier import __version__
+from verifier.hashing import canonical_json, sha256_bytes
 from verifier.limits import Limits
 from verifier.review.deps import ProjectInfo
-from verifier.review.environment import Environment
+from verifier.review.environment import Environment, cache_dir
 from verifier.review.gitread import Files, to_tar
 from verifier.review.supervisor_result import SupervisorResult, parse
-from verifier.runner.review_protocol import COMMAND, SITE_DIR, WORK_DIR, ReviewHeader, ReviewProject, encode_job
+from verifier.runner.review_protocol import (
+    COMMAND,
+    PROTOCOL,
+    SITE_DIR,
+    WORK_DIR,
+    ReviewHeader,
+    ReviewProject,
+    encode_job,
+)
 from verifier.sandbox.backend import RawRun, SandboxJob
 from verifier.sandbox.docker_engine import DockerBackend
 from verifier.sandbox.gc import sweep
@@ -57,6 +70,72 @@ class RunOutput:
     result: SupervisorResult | None
     raw: RawRun
     wall_s: float
+    #: Read from the cache of the base tree's own runs (`BaseRunCache`), not run again.
+    cached: bool = False
+
+
+class BaseRunCache:
+    """The base tree's own tests on the base code, kept by content.
+
+    That run (``base_tests_on_base``) depends only on the base tree, its environment image, the
+    sandbox image, the limits and this version's protocol, and every change reviewed against the
+    same base (most pull requests of a day) needs it again: it is kept on the host, keyed by a
+    digest of all of them, and only when it completed untouched (no runner error, no tampering,
+    every collected test reported)."""
+
+    FORMAT = 1
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root or cache_dir() / "base-runs"
+
+    def key(self, plan: RunPlan, limits: Limits) -> str:
+        env = plan.environment
+        what = {
+            "format": self.FORMAT,
+            "protocol": PROTOCOL,
+            "verifier": __version__,
+            "tree": plan.tree_id,
+            "environment": [env.digest, env.image_id],
+            "limits": limits.model_dump(mode="json"),
+            "hypothesis": plan.hypothesis,
+            "project": [plan.project.name, plan.project.version, list(plan.project.import_roots)],
+            "select": list(plan.select or ()),
+        }
+        return sha256_bytes(canonical_json(what))
+
+    def get(self, plan: RunPlan, limits: Limits) -> RunOutput | None:
+        path = self.root / f"{self.key(plan, limits)}.json"
+        try:
+            data = json.loads(path.read_text())
+            result = SupervisorResult.model_validate(data["result"])
+            raw = RawRun(
+                exit_code=data["exit_code"], stdout=b"", stderr=b"", truncated=False, timed_out=False,
+                oom_killed=False, output_limited=False, duration_s=float(data["duration_s"]),
+                overhead_s=float(data["overhead_s"]), image_id=str(data["image_id"]), container_id="",
+            )  # fmt: skip
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # absent, or unreadable: run it
+        return RunOutput(plan=plan, result=result, raw=raw, wall_s=0.0, cached=True)
+
+    def put(self, out: RunOutput, limits: Limits) -> None:
+        result = out.result
+        first = result.first if result is not None else None
+        if result is None or result.error or first is None or first.collected is None or first.tampered:
+            return
+        if first.timed_out or first.exit_status is None or any(i not in first.results for i, *_ in first.collected):
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        record = {
+            "result": result.model_dump(mode="json"),
+            "exit_code": out.raw.exit_code,
+            "duration_s": out.raw.duration_s,
+            "overhead_s": out.raw.overhead_s,
+            "image_id": out.raw.image_id,
+        }
+        path = self.root / f"{self.key(out.plan, limits)}.json"
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(record))
+        os.replace(tmp, path)  # readers see the whole file or none
 
 
 def budget_s(limits: Limits) -> float:
@@ -103,10 +182,25 @@ def run_one(plan: RunPlan, limits: Limits, review_label: str) -> RunOutput:
 
 
 def run_both(
-    plans: list[RunPlan], limits: Limits, on_done: Callable[[RunOutput], None] | None = None
+    plans: list[RunPlan],
+    limits: Limits,
+    on_done: Callable[[RunOutput], None] | None = None,
+    cache: BaseRunCache | None = None,
 ) -> list[RunOutput]:
-    """All runs at once (each in its own container); on Ctrl-C every container is killed."""
+    """All runs at once (each in its own container); on Ctrl-C every container is killed.
+
+    A ``base_tests_on_base`` run is read from `cache` when it holds it, and kept there after it ran."""
     label = uuid.uuid4().hex
+
+    def one(plan: RunPlan) -> RunOutput:
+        cacheable = cache is not None and plan.side == "base_tests_on_base"
+        if cacheable and cache is not None and (hit := cache.get(plan, limits)) is not None:
+            return hit
+        out = run_one(plan, limits, label)
+        if cacheable and cache is not None:
+            cache.put(out, limits)
+        return out
+
     pool = ThreadPoolExecutor(max_workers=len(plans), thread_name_prefix="verifier-review")
     futures: list[Future[RunOutput]] = []
     lock = threading.Lock()
@@ -118,7 +212,7 @@ def run_both(
 
     try:
         for plan in plans:
-            fut = pool.submit(run_one, plan, limits, label)
+            fut = pool.submit(one, plan)
             fut.add_done_callback(report)
             futures.append(fut)
         return [f.result() for f in futures]

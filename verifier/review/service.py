@@ -33,7 +33,7 @@ from verifier.review.review_evidence import (
     identity,
     review_id,
 )
-from verifier.review.sandbox_runs import RunOutput, RunPlan, failure, run_both
+from verifier.review.sandbox_runs import BaseRunCache, RunOutput, RunPlan, failure, run_both
 from verifier.review.split import (
     Splitter,
     TestsMode,
@@ -71,6 +71,8 @@ class ReviewRequest:
     requirements: Path | None = None
     limits: Limits = field(default_factory=lambda: REVIEW_LIMITS)
     image: str | None = None
+    #: Reuse the base tree's own run from an earlier review of the same base (`BaseRunCache`).
+    cache: bool = True
 
 
 @dataclass(frozen=True)
@@ -134,10 +136,10 @@ def run_plans(
     splitter: Splitter,
     files: tuple[Files, Files],
     envs: tuple[env_mod.Environment, env_mod.Environment],
-    judge_paths: tuple[str, ...] | None,
+    base_tests_too: bool,
 ) -> list[RunPlan]:
-    """The base and head runs of the tests mode, and the runs of the base's versions of the tests
-    the change touched (`judge_paths`), on both sides' code."""
+    """The base and head runs of the tests mode, and (`base_tests_too`) the base's own tests on
+    both sides' code."""
     base_files, head_files = files
     base_env, head_env = envs
     hypothesis = uses_hypothesis(base_files) or uses_hypothesis(head_files)
@@ -148,13 +150,13 @@ def run_plans(
         RunPlan("base", "base", tests_from, base_files, tree_id(base_files, fmt), base_env, base_project, hypothesis),
         RunPlan("head", "head", tests_from, head_files, tree_id(head_files, fmt), head_env, head_project, hypothesis),
     ]
-    if judge_paths is not None:
+    if base_tests_too:
         old_on_head = compose(trees.head.files, trees.base.files, splitter)
         plans += [
             RunPlan("base_tests_on_base", "base", "base", dict(trees.base.files), trees.base.tree_id, base_env,
-                    base_project, hypothesis, judge_paths),
+                    base_project, hypothesis),
             RunPlan("base_tests_on_head", "head", "base", old_on_head, tree_id(old_on_head, fmt), head_env,
-                    head_project, hypothesis, judge_paths),
+                    head_project, hypothesis),
         ]  # fmt: skip
     return plans
 
@@ -167,7 +169,7 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
     splitter, base_files, head_files = plan_trees(trees, req.tests)
     base_spec, head_spec = dependency_specs(trees, req.tests, req.requirements)
     provenance = ProvenanceIndex(trees.base.files, trees.head.files, splitter)
-    judge_paths = provenance.judge_paths() if req.tests == "head" else None
+    base_tests_too = req.tests == "head" and provenance.tests_touched()
     t_read = time.monotonic()
 
     client = client or connect()
@@ -184,9 +186,16 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
     t_env = time.monotonic()
 
     side_envs = (envs[base_spec.requirements], envs[head_spec.requirements])
-    plans = run_plans(trees, req.tests, splitter, (base_files, head_files), side_envs, judge_paths)
+    plans = run_plans(trees, req.tests, splitter, (base_files, head_files), side_envs, base_tests_too)
     say(f"running the tests in {len(plans)} sandboxes: " + ", ".join(p.side.replace("_", " ") for p in plans))
-    outputs = run_both(plans, req.limits, on_done=lambda o: say(f"{o.plan.side} run finished in {o.wall_s:.1f} s"))
+    outputs = run_both(
+        plans,
+        req.limits,
+        on_done=lambda o: say(
+            f"{o.plan.side} run " + ("read from the cache" if o.cached else f"finished in {o.wall_s:.1f} s")
+        ),
+        cache=BaseRunCache() if req.cache else None,
+    )
     for out in outputs:
         why = failure(out)
         if why is not None:
@@ -194,7 +203,7 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
 
     views: dict[str, SideView] = {o.plan.side: SideView(o.result) for o in outputs}
     removed = provenance.removed_tests() if req.tests == "head" else []
-    judges = (views["base_tests_on_base"], views["base_tests_on_head"]) if judge_paths is not None else None
+    judges = (views["base_tests_on_base"], views["base_tests_on_head"]) if base_tests_too else None
     table = build_table(
         views["base"], views["head"], provenance, removed, judges, "head" if req.tests == "head" else "base"
     )
@@ -264,6 +273,7 @@ def _run_record(out: RunOutput, view: SideView, stopped: str) -> RunRecord:
         sandbox_s=out.raw.overhead_s,
         log_tail_untrusted=_log_tail(view),
         tampered=[*(first.tampered if first else []), *(view.rerun.tampered if view.rerun else [])],
+        cached=out.cached,
     )
 
 
