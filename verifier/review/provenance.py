@@ -98,24 +98,6 @@ class ProvenanceIndex:
             new = self._funcs("head", path) if path in self.head else {}
             if new is None:
                 continue  # the head's file does not parse: its collection error tells the story
-            out.extend((f"{path}::{q.replace('.', '::')}", line) for q, line in _test_names(entry.data) if q not in new)
+            names = splitter.test_names(entry.data)
+            out.extend((f"{path}::{q.replace('.', '::')}", line) for q, line in names if q not in new)
         return out
-
-
-def _test_names(source: bytes) -> list[tuple[str, int]]:
-    """pytest's default test names: `test*` functions, `test*` methods of `Test*` classes."""
-    try:
-        module = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
-    out: list[tuple[str, int]] = []
-
-    def walk(body: list[ast.stmt], prefix: str) -> None:
-        for node in body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
-                out.append((prefix + node.name, node.lineno))
-            elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-                walk(node.body, f"{prefix}{node.name}.")
-
-    walk(module.body, "")
-    return out

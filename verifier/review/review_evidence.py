@@ -120,6 +120,19 @@ class TreeRef(BaseModel):
     tree: str = Field(description="git tree id.")
 
 
+class PytestSession(BaseModel):
+    """How both sides' pytest sessions were set up: what decided which files are tests."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    config_file: Text | None = Field(description="The configuration file pytest read (a tree path), or None.")
+    paths: list[Text] = Field(description="The session's paths: --test-path / addopts, else testpaths, else '.'.")
+    python_files: list[Text]
+    python_classes: list[Text]
+    python_functions: list[Text]
+    args: list[Text] = Field(description="Options given to every session (configuration pinned, --pytest-args).")
+
+
 class EnvironmentRecord(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -197,6 +210,7 @@ class ReviewEvidence(BaseModel):
     tests_mode: Literal["head", "base"] = Field(
         description="head: the head's tests judge both sides; base: the base's tests (+ files the change adds)."
     )
+    pytest: PytestSession
     isolation: Literal["in-process"] = Field(
         "in-process",
         description="The code under test shares a process with its tests and pytest (see docs/review.md).",
@@ -261,6 +275,7 @@ def identity(ev_fields: dict[str, Any]) -> dict[str, Any]:
         "head_tree": ev_fields["head"]["tree"],
         "patch_sha256": ev_fields["patch_sha256"],
         "tests_mode": ev_fields["tests_mode"],
+        "pytest": ev_fields["pytest"],
         "isolation": ev_fields["isolation"],
         "sandbox_image_id": ev_fields["sandbox_image_id"],
         "limits": ev_fields["limits"],

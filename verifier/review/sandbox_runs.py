@@ -46,6 +46,10 @@ class RunPlan:
     environment: Environment
     project: ProjectInfo
     hypothesis: bool
+    #: Options for every pytest session of the run (`Splitter.session_options` + --pytest-args).
+    pytest_args: tuple[str, ...] = ()
+    #: The first session's paths (--test-path).
+    test_paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,8 @@ def payload(plan: RunPlan, limits: Limits, nonce: str, *, rerun: bool = True) ->
         pythonpath=(SITE_DIR, *(f"{WORK_DIR}/{r}" if r else WORK_DIR for r in plan.project.import_roots)),
         hypothesis=plan.hypothesis,
         rerun=rerun,
+        pytest_args=plan.pytest_args,
+        test_paths=plan.test_paths,
         project=ReviewProject(
             name=plan.project.name or "",
             version=plan.project.version or "",

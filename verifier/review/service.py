@@ -20,12 +20,14 @@ from verifier.hashing import sha256_bytes
 from verifier.limits import Limits, MiB
 from verifier.review import deps as deps_mod
 from verifier.review import environment as env_mod
+from verifier.review import pytest_options
 from verifier.review.classify import SideView, build_table, verdict
 from verifier.review.gitread import Files, GitRepo, Snapshot, apply_patch, read_patch, tree_id
 from verifier.review.provenance import ProvenanceIndex
 from verifier.review.review_evidence import (
     EnvironmentRecord,
     ProjectRecord,
+    PytestSession,
     ReviewEvidence,
     RunRecord,
     Timings,
@@ -69,6 +71,10 @@ class ReviewRequest:
     patch: Path | None = None
     tests: TestsMode = "head"
     requirements: Path | None = None
+    #: Files or folders that are tests (pytest is given them as its paths): `--test-path`.
+    test_paths: tuple[str, ...] = ()
+    #: Extra pytest options for both sides' sessions (`pytest_options.check`): `--pytest-args`.
+    pytest_args: tuple[str, ...] = ()
     limits: Limits = field(default_factory=lambda: REVIEW_LIMITS)
     image: str | None = None
 
@@ -96,20 +102,23 @@ def read_trees(req: ReviewRequest) -> Trees:
     return Trees(base, head, sha256_bytes(patch), repo.object_format)
 
 
-def plan_trees(trees: Trees, mode: TestsMode) -> tuple[Splitter, Files, Files]:
-    """(splitter, base run's tree, head run's tree) for the tests mode."""
+def plan_trees(trees: Trees, mode: TestsMode, test_paths: tuple[str, ...] = ()) -> tuple[Splitter, Files, Files]:
+    """(splitter, base run's tree, head run's tree) for the tests mode. The tests' side (the
+    head's tests, or the base's) has the pytest configuration that decides what is a test."""
     base, head = trees.base.files, trees.head.files
-    splitter = Splitter.for_trees(base, head)
+    tests_side, other = (head, base) if mode == "head" else (base, head)
+    splitter = Splitter.for_change(tests_side, other, test_paths)
     if mode == "head":
-        tests = splitter.tests(head)
         base_run, head_run = compose(base, head, splitter), dict(head)
     else:
         tests = base_mode_tests(base, head, splitter)
         base_run, head_run = compose(base, tests, splitter), compose(head, tests, splitter)
-    if not any(splitter.is_test_file(p) for p in tests):
+    if not any(splitter.is_test_file(p) for p in head_run):
         side = "head" if mode == "head" else "base"
+        where = ", ".join(r or "the root" for r in splitter.roots)
         raise InvalidInput(
-            f"no tests: the {side} tree has no file pytest would collect ({', '.join(splitter.python_files)})"
+            f"no tests: the {side} tree has no file pytest would collect (python_files "
+            f"{' '.join(splitter.python_files)} under {where}); name test files or folders with --test-path"
         )
     return splitter, base_run, head_run
 
@@ -132,8 +141,18 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
     """Review one change. Raises InvalidInput (bad input) or SandboxUnavailable (no result)."""
     say = progress or (lambda _m: None)
     t0 = time.monotonic()
+    user_args = pytest_options.check(req.pytest_args)
     trees = read_trees(req)
-    splitter, base_files, head_files = plan_trees(trees, req.tests)
+    splitter, base_files, head_files = plan_trees(trees, req.tests, req.test_paths)
+    session = PytestSession(
+        config_file=splitter.config.inifile,
+        paths=[r or "." for r in splitter.roots],
+        python_files=list(splitter.python_files),
+        python_classes=list(splitter.config.get("python_classes")),
+        python_functions=list(splitter.config.get("python_functions")),
+        args=[*splitter.session_options(), *user_args],
+    )
+    test_paths = tuple(p or "." for p in splitter.claimed)
     base_spec, head_spec = dependency_specs(trees, req.tests, req.requirements)
     provenance = ProvenanceIndex(trees.base.files, trees.head.files)
     t_read = time.monotonic()
@@ -156,9 +175,9 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
     tests_from: Literal["head", "base+added"] = "head" if req.tests == "head" else "base+added"
     plans = [
         RunPlan("base", "base", tests_from, base_files, tree_id(base_files, fmt), envs[base_spec.requirements],
-                deps_mod.project_info(trees.base.files), hypothesis),
+                deps_mod.project_info(trees.base.files), hypothesis, tuple(session.args), test_paths),
         RunPlan("head", "head", tests_from, head_files, tree_id(head_files, fmt), envs[head_spec.requirements],
-                deps_mod.project_info(trees.head.files), hypothesis),
+                deps_mod.project_info(trees.head.files), hypothesis, tuple(session.args), test_paths),
     ]  # fmt: skip
     say("running the base and head trees' tests in two sandboxes")
     outputs = run_both(plans, req.limits, on_done=lambda o: say(f"{o.plan.side} run finished in {o.wall_s:.1f} s"))
@@ -182,6 +201,7 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
         "head": TreeRef(ref=trees.head.ref, commit=trees.head.commit, tree=trees.head.tree_id).model_dump(),
         "patch_sha256": trees.patch_sha256,
         "tests_mode": req.tests,
+        "pytest": session.model_dump(),
         "isolation": "in-process",
         "sandbox_image_id": sandbox_id,
         "limits": req.limits.model_dump(),

@@ -205,7 +205,8 @@ def run_worker(header: ReviewHeader, args: list[str], deadline: float) -> dict[s
     output.start()
     assert proc.stdin is not None
     try:
-        proc.stdin.write(json.dumps({"args": args, "work_dir": work, "hypothesis": header.hypothesis}).encode())
+        job = {"args": [*header.pytest_args, *args], "work_dir": work, "hypothesis": header.hypothesis}
+        proc.stdin.write(json.dumps(job).encode())
         proc.stdin.close()
     except OSError:
         pass  # it died before reading its arguments; its exit says why
@@ -293,7 +294,7 @@ def supervise(stdin: Any, result_fd: int) -> None:
         files = write_tree(tree, work)
         write_dist_info(header.site_dir, header.project)
         result["files"] = files
-        first = summarize(run_worker(header, [], deadline))
+        first = summarize(run_worker(header, list(header.test_paths), deadline))
         runs = [first]
         failing = sorted(i for i, r in first["results"].items() if r["outcome"] in ("failed", "error"))
         if failing and header.rerun and deadline - time.monotonic() > MIN_RERUN_S:

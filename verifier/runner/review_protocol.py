@@ -61,6 +61,10 @@ class ReviewHeader:
     pythonpath: tuple[str, ...]
     hypothesis: bool
     rerun: bool = True
+    #: Options for every pytest session (the configuration pinned, then the user's --pytest-args).
+    pytest_args: tuple[str, ...] = ()
+    #: The first session's paths (--test-path); none: pytest's own (testpaths, or the root).
+    test_paths: tuple[str, ...] = ()
     project: ReviewProject = field(default_factory=ReviewProject)
     work_dir: str = WORK_DIR
     site_dir: str = SITE_DIR
@@ -72,7 +76,8 @@ class ReviewHeader:
     def to_json(self) -> bytes:
         """The header line, without its newline."""
         data = {"version": self.version} | {f.name: getattr(self, f.name) for f in fields(self)}
-        data["pythonpath"] = list(self.pythonpath)
+        for name in _LISTS:
+            data[name] = list(getattr(self, name))
         data["project"] = {f.name: getattr(self.project, f.name) for f in fields(self.project)}
         return json.dumps(data).encode()
 
@@ -96,13 +101,18 @@ class ReviewHeader:
         if not isinstance(project, dict):
             raise ProtocolError("review header: project must be an object")
         _known(project, ReviewProject, "review header project")
-        pythonpath = raw.get("pythonpath")
-        if not isinstance(pythonpath, list):
-            raise ProtocolError("review header: pythonpath must be a list")
+        lists = {name: raw[name] for name in _LISTS if name in raw}
+        for name, value in lists.items():
+            if not isinstance(value, list):
+                raise ProtocolError(f"review header: {name} must be a list")
         try:
-            return cls(**{**raw, "pythonpath": tuple(pythonpath), "project": ReviewProject(**project)})
+            return cls(**{**raw, **{k: tuple(v) for k, v in lists.items()}, "project": ReviewProject(**project)})
         except TypeError as exc:  # a required field is missing
             raise ProtocolError(f"review header: {exc}") from None
+
+
+#: The header's fields that are lists of strings (tuples in the dataclass).
+_LISTS = ("pythonpath", "pytest_args", "test_paths")
 
 
 def _known(raw: dict[str, Any], cls: type, what: str) -> None:
@@ -126,7 +136,9 @@ def _check_header(h: ReviewHeader) -> None:
     _want(_is_int(h.tree_bytes) and h.tree_bytes >= 0, "tree_bytes must be an integer >= 0")
     _want(_is_int(h.budget_s) or isinstance(h.budget_s, float), "budget_s must be a number")
     _want(h.budget_s > 0, "budget_s must be > 0")
-    _want(isinstance(h.pythonpath, tuple) and all(isinstance(p, str) for p in h.pythonpath), "pythonpath: strings")
+    for name in _LISTS:
+        value = getattr(h, name)
+        _want(isinstance(value, tuple) and all(isinstance(p, str) for p in value), f"{name}: strings")
     _want(isinstance(h.hypothesis, bool) and isinstance(h.rerun, bool), "hypothesis and rerun must be booleans")
     for name in ("work_dir", "site_dir"):
         path = getattr(h, name)
