@@ -137,14 +137,9 @@ def dependency_specs(
     return base, head
 
 
-def review(req: ReviewRequest, *, progress: Progress | None = None, client: Client | None = None) -> ReviewEvidence:
-    """Review one change. Raises InvalidInput (bad input) or SandboxUnavailable (no result)."""
-    say = progress or (lambda _m: None)
-    t0 = time.monotonic()
-    user_args = pytest_options.check(req.pytest_args)
-    trees = read_trees(req)
-    splitter, base_files, head_files = plan_trees(trees, req.tests, req.test_paths)
-    session = PytestSession(
+def pytest_session(splitter: Splitter, user_args: tuple[str, ...]) -> PytestSession:
+    """What both sides' pytest sessions are given, and what decided which files are tests."""
+    return PytestSession(
         config_file=splitter.config.inifile,
         paths=[r or "." for r in splitter.roots],
         python_files=list(splitter.python_files),
@@ -152,6 +147,28 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
         python_functions=list(splitter.config.get("python_functions")),
         args=[*splitter.session_options(), *user_args],
     )
+
+
+def _environments(
+    client: Client, specs: tuple[deps_mod.DependencySpec, ...], sandbox: str, say: Progress
+) -> dict[tuple[str, ...], env_mod.Environment]:
+    """The environment image of each distinct dependency set, found or built."""
+    envs: dict[tuple[str, ...], env_mod.Environment] = {}
+    for spec in specs:
+        if spec.requirements not in envs:
+            envs[spec.requirements] = env_mod.ensure(client, spec, sandbox, say)
+            say(f"environment: {env_mod.describe(envs[spec.requirements])}")
+    return envs
+
+
+def review(req: ReviewRequest, *, progress: Progress | None = None, client: Client | None = None) -> ReviewEvidence:
+    """Review one change. Raises InvalidInput (bad input) or SandboxUnavailable (no result)."""
+    say = progress or (lambda _m: None)
+    t0 = time.monotonic()
+    user_args = pytest_options.check(req.pytest_args)
+    trees = read_trees(req)
+    splitter, base_files, head_files = plan_trees(trees, req.tests, req.test_paths)
+    session = pytest_session(splitter, user_args)
     test_paths = tuple(p or "." for p in splitter.claimed)
     base_spec, head_spec = dependency_specs(trees, req.tests, req.requirements)
     provenance = ProvenanceIndex(trees.base.files, trees.head.files)
@@ -163,11 +180,7 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
         sandbox_id = image_id(client.api, sandbox)
     except SandboxUnavailable as exc:  # not built (ImageNotFound), or the engine failed
         raise SandboxUnavailable(f"the sandbox image {sandbox} is not available; run `verifier image build`") from exc
-    envs: dict[tuple[str, ...], env_mod.Environment] = {}
-    for spec in (base_spec, head_spec):
-        if spec.requirements not in envs:
-            envs[spec.requirements] = env_mod.ensure(client, spec, sandbox, say)
-            say(f"environment: {env_mod.describe(envs[spec.requirements])}")
+    envs = _environments(client, (base_spec, head_spec), sandbox, say)
     t_env = time.monotonic()
 
     hypothesis = uses_hypothesis(base_files) or uses_hypothesis(head_files)
