@@ -5,6 +5,7 @@ reads the same configuration as the first session; a unittest test.py named with
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +77,46 @@ def test_a_testpaths_file_and_a_rerun_that_reads_the_first_session_s_configurati
         "tests/sub/test_lib.py::test_warns_not",
     ]
     assert not ev.ok and ev.pytest.paths == ["test.py", "tests/sub"] and ev.pytest.args[:2] == ["-c", "pytest.ini"]
+
+
+def test_names_that_are_not_utf8_and_text_with_lone_surrogates_still_make_a_report(
+    sandbox_image: str, tmp_path: Path
+) -> None:
+    """Attacks: a test module whose name is not valid UTF-8, or a failure message holding a lone
+    surrogate, ended the review with exit 2 and no report; and two such names must not be shown
+    alike (replacing bad bytes with U+FFFD would make them one)."""
+    e9, e8 = os.fsdecode(b"tests/test_\xe9.py"), os.fsdecode(b"tests/test_\xe8.py")
+    base = {
+        "lib.py": "def f():\n    return 1\n",
+        "tests/test_lib.py": "from lib import f\n\n\ndef test_f():\n    assert f() == 1\n",
+    }
+    head = {
+        "lib.py": "def f():\n    return 2\n",
+        "tests/test_text.py": 'def test_s():\n    raise AssertionError("bad \\udce9 text")\n',
+        e9: "def test_x():\n    assert False\n",
+        e8: "def test_x():\n    pass\n",
+    }
+    root = make_repo(tmp_path / "r", base, head)
+    out = tmp_path / "out"
+    args = ["--base", "main", "--head", "change", "--no-build", "--out-dir", str(out)]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "verifier",
+            "review",
+            str(root),
+            *args,
+            *("-f", "json", "-f", "markdown", "-f", "junit", "-f", "sarif"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 1, done.stderr  # not ok, with every report written
+    ev = json.loads((out / "review.json").read_text(encoding="utf-8"))
+    got = {r["test_id"]: r["classification"] for r in ev["tests"]}
+    assert got["tests/test_lib.py::test_f"] == "broken"
+    assert got['"tests/test_\\351.py::test_x"'] == "added" and got['"tests/test_\\350.py::test_x"'] == "added"
+    assert got["tests/test_text.py::test_s"] == "added"
+    assert '"tests/test_\\351.py::test_x"' in (out / "review.md").read_text(encoding="utf-8")

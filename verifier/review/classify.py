@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from verifier.review.provenance import Provenance, ProvenanceIndex
 from verifier.review.review_evidence import BAD, GOOD, Outcome, ReviewCounts, SideResult, TestClass, TestRow
 from verifier.review.supervisor_result import Session, SupervisorResult
-from verifier.text import clean
+from verifier.text import clean, shown_name
 
 _SIGNALS = {9: "SIGKILL: out of memory, or something killed it", 11: "SIGSEGV: a crash", 6: "SIGABRT: an abort"}
 
@@ -220,8 +220,8 @@ def build_table(
         file, line = where.get(test_id, (test_id.split("::")[0], None))
         rows.append(
             TestRow(
-                test_id=clean(test_id),
-                file=clean(file) or None,
+                test_id=shown_name(test_id),
+                file=shown_name(file) or None,
                 line=line if line and line >= 1 else None,
                 provenance=prov,
                 base=b,
@@ -235,8 +235,8 @@ def build_table(
         if test_id not in ids:
             rows.append(
                 TestRow(
-                    test_id=clean(test_id),
-                    file=clean(test_id.split("::")[0]),
+                    test_id=shown_name(test_id),
+                    file=shown_name(test_id.split("::")[0]),
                     line=line,
                     provenance=Provenance.REMOVED,
                     classification=TestClass.REMOVED,

@@ -40,6 +40,7 @@ from verifier.review.pytest_config import (
     load,
     locate,
 )
+from verifier.text import shown_name
 
 TestsMode = Literal["head", "base"]
 
@@ -256,14 +257,14 @@ def infrastructure_changes(base: Mapping[str, Entry], head: Mapping[str, Entry],
             a = pytest_section(path, old.data) if old else None
             b = pytest_section(path, new.data) if new else None
             if a != b:
-                out.append(f"{path} (its pytest configuration)")
+                out.append(f"{shown_name(path)} (its pytest configuration)")
             continue
         if old is None:
-            out.append(f"{path} (added)")
+            out.append(f"{shown_name(path)} (added)")
         elif new is None:
-            out.append(f"{path} (removed)")
+            out.append(f"{shown_name(path)} (removed)")
         elif old != new:
-            out.append(f"{path} (edited)")
+            out.append(f"{shown_name(path)} (edited)")
     return out
 
 
