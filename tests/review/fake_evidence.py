@@ -14,6 +14,7 @@ from verifier.review.review_evidence import (
     SideResult,
     TestClass,
     TestRow,
+    Timings,
     TreeRef,
 )
 from verifier.review.service import REVIEW_LIMITS
@@ -38,7 +39,7 @@ def row(
         base=None if base is None else SideResult(outcome=base),
         head=None
         if head is None
-        else SideResult(outcome=head, message_untrusted=excerpt[:80], excerpt_untrusted=excerpt),
+        else SideResult(outcome=head, message_untrusted=excerpt[:80], excerpt_untrusted=excerpt, duration_s=0.25),
         classification=cls,
         blocking=blocking,
         note="synthetic",
@@ -68,6 +69,9 @@ def evidence(rows: list[TestRow], *, ok: bool = False, edited: list[str] | None 
         ok=ok,
         reason="synthetic",
         repository="repo",
+        repository_uri="https://example.invalid/org/repo",
+        hostname="ci-runner-1",
+        timings=Timings(started_at="2026-01-02T03:04:05+00:00"),
         base=TreeRef(ref="main", commit="1" * 40, tree="2" * 40),
         head=TreeRef(ref="change", commit="3" * 40, tree="4" * 40),
         tests_mode="head",

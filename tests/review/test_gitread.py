@@ -11,7 +11,7 @@ import pytest
 
 from tests.review.repos import commit_blob, git, make_repo, state, zero_blob
 from verifier.errors import InvalidInput
-from verifier.review.gitread import MODE_EXEC, MODE_LINK, GitRepo, apply_patch, tree_id
+from verifier.review.gitread import MODE_EXEC, MODE_LINK, GitRepo, apply_patch, public_uri, tree_id
 from verifier.text import shown_name
 
 FILES = {
@@ -143,3 +143,24 @@ def test_sizes_are_checked_before_anything_is_read(tmp_path: Path) -> None:
         "patch refused: the patch makes a file larger than 32 MiB",
     ], done.stderr
     assert int(lines[2].split()[1]) < 32 * 1024, lines
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://x-access-token:ghs_SECRET@github.com/org/repo.git", "https://github.com/org/repo.git"),
+        ("https://user@example.invalid:8443/r", "https://example.invalid:8443/r"),
+        ("git@github.com:org/repo.git", "ssh://github.com/org/repo.git"),
+        ("ssh://git@host/org/repo", "ssh://host/org/repo"),
+        ("/srv/git/repo.git", "file:///srv/git/repo.git"),
+        ("ext::sh -c evil", None),
+    ],
+)
+def test_the_repository_s_address_in_reports_carries_no_credentials(url: str, shown: str | None) -> None:
+    assert public_uri(url) == shown
+
+
+def test_a_repository_without_a_remote_is_named_by_its_folder(repo: Path) -> None:
+    assert GitRepo(repo).remote_uri() == repo.resolve().as_uri()
+    git(repo, "remote", "add", "origin", "https://tok:en@example.invalid/org/r.git")
+    assert GitRepo(repo).remote_uri() == "https://example.invalid/org/r.git"

@@ -74,6 +74,7 @@ class SideView:
                 phase=report.when,
                 message_untrusted=clean(report.message),
                 excerpt_untrusted=clean(report.excerpt),
+                duration_s=max(0.0, report.duration_s),
             )
         if test_id in self.collected():
             return SideResult(outcome=Outcome.MISSING)
@@ -270,5 +271,10 @@ def verdict(table: Table, stops: dict[str, str], collected: dict[str, int]) -> t
         if new_failures:
             parts.append(f"{new_failures} new failing, erroring or missing")
         return False, "not ok: " + ", ".join(parts)
-    extra = f", {c.flaky} flaky" if c.flaky else ""
-    return True, f"no regressions: {c.total} tests judged, {c.fixed} fixed, {c.still_passing} still passing{extra}"
+    return True, f"no regressions: {summary(c)}"
+
+
+def summary(c: ReviewCounts) -> str:
+    """'N tests judged: a fixed, b still passing, ...': every class with tests, so the parts add up to N."""
+    parts = [f"{n} {cls.value.replace('_', ' ')}" for cls in TestClass if (n := getattr(c, cls.value))]
+    return f"{c.total} tests judged: " + ", ".join(parts) if parts else f"{c.total} tests judged"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -21,6 +22,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from verifier.errors import InvalidInput
 
@@ -116,6 +118,13 @@ class GitRepo:
         tree = self._git(["rev-parse", "--verify", "--quiet", f"{commit}^{{tree}}"]).stdout.decode().strip()
         return commit, tree
 
+    def remote_uri(self) -> str:
+        """Where the repository lives, for reports: its origin remote without credentials, else
+        its folder's file:// URI."""
+        done = self._git(["config", "--get", "remote.origin.url"], check=False)
+        url = public_uri(done.stdout.decode("utf-8", "replace").strip()) if done.returncode == 0 else None
+        return url or self.path.resolve().as_uri()
+
     def snapshot(self, ref: str) -> Snapshot:
         commit, tree = self.resolve(ref)
         files, submodules = self.read_tree(tree)
@@ -165,6 +174,21 @@ class GitRepo:
             blobs[oid] = out[end + 1 : end + 1 + size]
             pos = end + 1 + size + 1
         return blobs
+
+
+def public_uri(url: str) -> str | None:
+    """A remote's URL as an absolute URI without user or password (a token in an https URL stays
+    out of every report); scp-like ``git@host:org/repo`` becomes ``ssh://host/org/repo``."""
+    scp = re.fullmatch(r"(?:[^@/:]+@)?([A-Za-z0-9.-]+):(?!//)([^\s]+)", url)
+    if scp is not None:
+        return f"ssh://{scp.group(1)}/{scp.group(2).lstrip('/')}"
+    parts = urlsplit(url)
+    if parts.scheme in ("http", "https", "ssh", "git") and parts.hostname:
+        netloc = parts.hostname + (f":{parts.port}" if parts.port else "")
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    if url.startswith("/"):
+        return Path(url).as_uri()
+    return None
 
 
 def _normal_mode(mode: str) -> str:

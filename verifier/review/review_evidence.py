@@ -75,6 +75,7 @@ class SideResult(BaseModel):
     phase: str = Field("", description="setup, call or teardown: where the outcome was decided; collect for errors.")
     message_untrusted: Text = Field("", description="The failure's one-line message (repository-controlled).")
     excerpt_untrusted: Text = Field("", description="Tail of the failure report (repository-controlled).")
+    duration_s: float = Field(0.0, ge=0, description="pytest's duration of the test (setup, call, teardown).")
 
 
 class TestRow(BaseModel):
@@ -187,6 +188,8 @@ class Controls(BaseModel):
 class Timings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    started_at: str = Field("", description="When the review started: ISO 8601, UTC.")
+
     read_s: float = Field(0.0, description="Reading the trees through git, splitting, hashing.")
     environment_s: float = Field(0.0, description="Finding (or building) the environment images.")
     base_s: float = Field(0.0, description="The base run, container included.")
@@ -204,6 +207,10 @@ class ReviewEvidence(BaseModel):
     ok: bool = Field(description="Both runs complete and collected tests, nothing broken, no added test fails.")
     reason: Text = Field(description="One trusted sentence saying why ok is what it is.")
     repository: Text = Field(description="The repository's folder name (informational, not part of review_id).")
+    repository_uri: Text | None = Field(
+        None, description="Its origin remote's URL without credentials, else its file:// URI (informational)."
+    )
+    hostname: Text = Field("", description="The machine that ran the review (informational).")
     base: TreeRef
     head: TreeRef
     patch_sha256: str | None = Field(None, description="SHA-256 of the --patch file's bytes.")

@@ -8,9 +8,11 @@ Tests that fail, crash or hang are evidence, never exceptions.
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -35,7 +37,7 @@ from verifier.review.review_evidence import (
     identity,
     review_id,
 )
-from verifier.review.sandbox_runs import RunOutput, RunPlan, failure, run_both
+from verifier.review.sandbox_runs import RunOutput, RunPlan, Side, failure, run_both
 from verifier.review.split import (
     Splitter,
     TestsMode,
@@ -85,6 +87,7 @@ class Trees:
     head: Snapshot
     patch_sha256: str | None
     object_format: str
+    repository_uri: str | None = None
 
 
 def read_trees(req: ReviewRequest) -> Trees:
@@ -95,11 +98,11 @@ def read_trees(req: ReviewRequest) -> Trees:
     base = repo.snapshot(req.base)
     if req.patch is None:
         head = repo.snapshot(req.head or "HEAD")
-        return Trees(base, head, None, repo.object_format)
+        return Trees(base, head, None, repo.object_format, repo.remote_uri())
     patch = read_patch(req.patch)
     files = apply_patch(base.files, patch)
     head = Snapshot(ref="base + patch", commit=None, tree_id=tree_id(files, repo.object_format), files=files)
-    return Trees(base, head, sha256_bytes(patch), repo.object_format)
+    return Trees(base, head, sha256_bytes(patch), repo.object_format, repo.remote_uri())
 
 
 def plan_trees(trees: Trees, mode: TestsMode, test_paths: tuple[str, ...] = ()) -> tuple[Splitter, Files, Files]:
@@ -161,10 +164,31 @@ def _environments(
     return envs
 
 
+def _plans(
+    trees: Trees,
+    mode: TestsMode,
+    runs: dict[Side, tuple[Files, env_mod.Environment]],
+    pytest_args: tuple[str, ...],
+    test_paths: tuple[str, ...],
+) -> list[RunPlan]:
+    """The two runs: each side's tree (its code, the mode's tests) in its environment."""
+    hypothesis = any(uses_hypothesis(files) for files, _ in runs.values())
+    tests_from: Literal["head", "base+added"] = "head" if mode == "head" else "base+added"
+    return [
+        RunPlan(
+            side, side, tests_from, files, tree_id(files, trees.object_format), env,
+            deps_mod.project_info((trees.base if side == "base" else trees.head).files), hypothesis,
+            pytest_args, test_paths,
+        )
+        for side, (files, env) in runs.items()
+    ]  # fmt: skip
+
+
 def review(req: ReviewRequest, *, progress: Progress | None = None, client: Client | None = None) -> ReviewEvidence:
     """Review one change. Raises InvalidInput (bad input) or SandboxUnavailable (no result)."""
     say = progress or (lambda _m: None)
     t0 = time.monotonic()
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
     user_args = pytest_options.check(req.pytest_args)
     trees = read_trees(req)
     splitter, base_files, head_files = plan_trees(trees, req.tests, req.test_paths)
@@ -183,15 +207,11 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
     envs = _environments(client, (base_spec, head_spec), sandbox, say)
     t_env = time.monotonic()
 
-    hypothesis = uses_hypothesis(base_files) or uses_hypothesis(head_files)
-    fmt = trees.object_format
-    tests_from: Literal["head", "base+added"] = "head" if req.tests == "head" else "base+added"
-    plans = [
-        RunPlan("base", "base", tests_from, base_files, tree_id(base_files, fmt), envs[base_spec.requirements],
-                deps_mod.project_info(trees.base.files), hypothesis, tuple(session.args), test_paths),
-        RunPlan("head", "head", tests_from, head_files, tree_id(head_files, fmt), envs[head_spec.requirements],
-                deps_mod.project_info(trees.head.files), hypothesis, tuple(session.args), test_paths),
-    ]  # fmt: skip
+    runs: dict[Side, tuple[Files, env_mod.Environment]] = {
+        "base": (base_files, envs[base_spec.requirements]),
+        "head": (head_files, envs[head_spec.requirements]),
+    }
+    plans = _plans(trees, req.tests, runs, tuple(session.args), test_paths)
     say("running the base and head trees' tests in two sandboxes")
     outputs = run_both(plans, req.limits, on_done=lambda o: say(f"{o.plan.side} run finished in {o.wall_s:.1f} s"))
     for out in outputs:
@@ -210,6 +230,8 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
         "ok": ok,
         "reason": reason,
         "repository": req.repo.resolve().name,
+        "repository_uri": trees.repository_uri,
+        "hostname": socket.gethostname(),
         "base": TreeRef(ref=trees.base.ref, commit=trees.base.commit, tree=trees.base.tree_id).model_dump(),
         "head": TreeRef(ref=trees.head.ref, commit=trees.head.commit, tree=trees.head.tree_id).model_dump(),
         "patch_sha256": trees.patch_sha256,
@@ -231,6 +253,7 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
     fields["review_id"] = review_id(identity(fields))
     by_side = {o.plan.side: o.wall_s for o in outputs}
     fields["timings"] = Timings(
+        started_at=started_at,
         read_s=t_read - t0,
         environment_s=t_env - t_read,
         base_s=by_side["base"],
