@@ -1,6 +1,8 @@
 """Speed of `verifier review` against plain pytest on the host, for the same trees, in one run.
 
-Two repositories: the example library (examples/review, its `fix-adjacent-ranges` change) and a
+Two repositories: the example library (examples/review, its `fix-adjacent-ranges` change, and its
+`comma-space` change, which edits tests: the review then also runs the base's versions of the
+edited tests on both sides, four sandbox sessions against the host's two) and a
 generated suite of 600 tests (the head's change to `clamp` fixes 6 tests and breaks 24, so both
 sides rerun failing tests). For each, after one warm-up
 review (the sandbox image is built and the environment image cached):
@@ -181,6 +183,7 @@ def measure(name: str, repo: Path, head: str, py: Path, runs: int, work: Path) -
         "tests": warm.counts.total,
         "classes": {k: v for k, v in warm.counts.model_dump().items() if v and k not in ("total", "blocking")},
         "ok": warm.ok,
+        "sandbox_sessions": [r.side for r in warm.runs],
         "median_s": result,
         "ratio_review_to_host_sequential": round(result["review"] / result["host_seq"], 2),
         "ratio_cli_to_host_sequential": round(result["cli"] / result["host_seq"], 2),
@@ -206,6 +209,8 @@ def main() -> int:
         generated = generated_repo(work / "gen")
         suites = [
             measure("example (rangeset)", example_repo, "fix-adjacent-ranges", py, args.runs, work),
+            # Edits its tests: the review also runs the base's versions of them on both sides (4 sessions).
+            measure("example (rangeset), tests edited", example_repo, "comma-space", py, args.runs, work),
             measure(f"generated ({GENERATED_TESTS} tests)", generated, "change", py, args.runs, work),
         ]
     report = {

@@ -61,6 +61,10 @@ def test_half():
     assert half(4) == 2
 
 
+def test_half_zero():
+    assert half(0) == 0
+
+
 def test_greet():
     assert greet("x") == "hi x"
 
@@ -90,9 +94,11 @@ def test_legacy_removed():
 """
 
 ZOO_TESTS_HEAD = (
-    ZOO_TESTS_BASE.replace('assert greet("x") == "hi x"', 'assert greet("x") == "hello x"').replace(
-        "\n\ndef test_legacy_removed():\n    assert legacy() == 1\n", "\n"
-    )
+    ZOO_TESTS_BASE.replace('assert greet("x") == "hi x"', 'assert greet("x") == "hello x"')
+    .replace(
+        "assert half(0) == 0", "assert half(0) == 0 and half(2) == 1"
+    )  # checks more: its base version still passes
+    .replace("\n\ndef test_legacy_removed():\n    assert legacy() == 1\n", "\n")
     + """
 
 def test_half_odd():

@@ -6,15 +6,15 @@ from typing import Any
 
 import pytest
 
-from verifier.review.classify import SideView, build_table, classify_row, verdict
+from verifier.review.classify import SideView, build_table, classify_row, judge_by_base_version, verdict
 from verifier.review.gitread import Entry
 from verifier.review.provenance import Provenance, ProvenanceIndex
-from verifier.review.review_evidence import Outcome, SideResult, TestClass
+from verifier.review.review_evidence import BaseVersion, Outcome, SideResult, TestClass
 from verifier.review.supervisor_result import SupervisorResult
 from verifier.runner.review_protocol import PROTOCOL
 
 P, F, E, S, A, M = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED, Outcome.ABSENT, Outcome.MISSING
-U, ADD, ED = Provenance.UNCHANGED, Provenance.ADDED, Provenance.EDITED
+U, ADD, ED, RM = Provenance.UNCHANGED, Provenance.ADDED, Provenance.EDITED, Provenance.REMOVED
 
 
 def side(o: Outcome, rerun: Outcome | None = None) -> SideResult:
@@ -53,6 +53,45 @@ def test_rules(prov: Provenance, b: SideResult, h: SideResult, cls: TestClass, b
     assert (got, block) == (cls, blocking)
 
 
+@pytest.mark.parametrize(
+    ("prov", "b", "h", "old", "cls", "blocking"),
+    [
+        # A wrapper hides the bug: the change's test passes on both sides, its base version fails on the head.
+        (ED, side(P), side(P), (side(P), side(F, F)), TestClass.REWRITTEN, True),
+        # The change deletes the tests that catch its bug.
+        (RM, side(A), side(A), (side(P), side(F, F)), TestClass.REWRITTEN, True),
+        (RM, side(A), side(A), (side(P), side(E)), TestClass.REWRITTEN, True),
+        # A test disabled by the change (skip mark, deleted at import) whose base version no longer passes.
+        (ED, side(S), side(S), (side(P), side(S)), TestClass.REWRITTEN, True),
+        # A removal that hides nothing, an edit that strengthens a test: the base versions still pass.
+        (RM, side(A), side(A), (side(P), side(P)), TestClass.REMOVED, False),
+        (ED, side(F, F), side(P), (side(P), side(P)), TestClass.EDITED_TO_PASS, False),
+        # A conftest the change breaks errors every test on both sides: not pre-existing.
+        (ED, side(E), side(E), (side(P), side(P)), TestClass.ERROR, True),
+        (ED, side(F, F), side(F, F), (side(P), side(P)), TestClass.STILL_FAILING, True),
+        (ED, side(F, F), side(F, F), None, TestClass.STILL_FAILING, True),  # no base version ran: fail closed
+        # Pre-existing when the base's own test fails on the base code too.
+        (ED, side(F, F), side(F, F), (side(F, F), side(F, F)), TestClass.STILL_FAILING, False),
+        (ED, side(E), side(E), (side(E), side(E)), TestClass.ERROR, False),
+        # An unchanged test is its own base version: the main rules decide (broken, not rewritten).
+        (U, side(P), side(F, F), (side(P), side(F, F)), TestClass.BROKEN, True),
+        # The base version's outcome changes when rerun: flaky, never rewritten.
+        (ED, side(P), side(P), (side(P), side(F, P)), TestClass.FLAKY, False),
+    ],
+)
+def test_base_version_rules(
+    prov: Provenance,
+    b: SideResult,
+    h: SideResult,
+    old: tuple[SideResult, SideResult] | None,
+    cls: TestClass,
+    blocking: bool,
+) -> None:
+    version = None if old is None else BaseVersion(on_base=old[0], on_head=old[1])
+    got, block, note = judge_by_base_version(classify_row(prov, b, h), prov, h, version)
+    assert (got, block) == (cls, blocking), note
+
+
 def session(**kw: Any) -> dict[str, Any]:
     base: dict[str, Any] = {"collected": [], "results": {}, "collect_errors": [], "exit_status": 0, "returncode": 0}
     return base | kw
@@ -65,14 +104,17 @@ def view(*sessions: dict[str, Any], error: str | None = None) -> SideView:
 def test_collection_errors_map_onto_the_tests_of_their_file() -> None:
     head = view(
         session(
-            collected=[["t/test_new.py::test_a", "t/test_new.py", 1], ["t/test_old.py::test_b", "t/test_old.py", 1]],
+            collected=[
+                ["t/test_new.py::test_a", "t/test_new.py", 1, "t/test_new.py"],
+                ["t/test_old.py::test_b", "t/test_old.py", 1, "t/test_old.py"],
+            ],
             results={"t/test_new.py::test_a": {"outcome": "passed"}, "t/test_old.py::test_b": {"outcome": "passed"}},
             collect_errors=[{"id": "t/test_broken.py", "message": "ImportError"}],
         )
     )
     base = view(
         session(
-            collected=[["t/test_old.py::test_b", "t/test_old.py", 1]],
+            collected=[["t/test_old.py::test_b", "t/test_old.py", 1, "t/test_old.py"]],
             results={"t/test_old.py::test_b": {"outcome": "passed"}},
             collect_errors=[{"id": "t/test_new.py", "message": "ImportError: cannot import name 'new'"}],
             exit_status=1,
@@ -93,12 +135,12 @@ def test_collection_errors_map_onto_the_tests_of_their_file() -> None:
 
 
 def test_a_session_that_ends_early_is_incomplete_and_its_tests_missing() -> None:
-    collected = [[f"t.py::test_{i}", "t.py", i + 1] for i in range(5)]
+    collected = [[f"t.py::test_{i}", "t.py", i + 1, "t.py"] for i in range(5)]
     results = {f"t.py::test_{i}": {"outcome": "passed"} for i in range(2)}
     early = view(session(collected=collected, results=results, exit_status=None, returncode=0))
     assert "exited with code 0" in early.stopped() and "3 of 5 tests never reported" in early.stopped()
     assert early.side("t.py::test_3").outcome is Outcome.MISSING
-    full = view(session(collected=collected, results={i: {"outcome": "passed"} for i, _, _ in collected}))
+    full = view(session(collected=collected, results={i: {"outcome": "passed"} for i, *_ in collected}))
     assert full.stopped() == ""
     table = build_table(full, early, ProvenanceIndex({}, {}))
     ok, reason = verdict(table, {"base": full.stopped(), "head": early.stopped()}, {"base": 5, "head": 5})
@@ -149,7 +191,7 @@ def test_ok_needs_tests_on_both_sides() -> None:
 
 def test_the_summary_line_adds_up() -> None:
     """Attacks: "4 tests judged, 1 fixed, 2 still passing" left out the added test."""
-    collected = [[f"t.py::test_{i}", "t.py", i + 1] for i in range(4)]
+    collected = [[f"t.py::test_{i}", "t.py", i + 1, "t.py"] for i in range(4)]
     base = view(
         session(
             collected=collected[:3],
@@ -157,10 +199,10 @@ def test_the_summary_line_adds_up() -> None:
             | {f"t.py::test_{i}": {"outcome": "passed"} for i in (1, 2)},
         )
     )
-    head = view(session(collected=collected, results={i: {"outcome": "passed"} for i, _, _ in collected}))
+    head = view(session(collected=collected, results={i: {"outcome": "passed"} for i, _, _, _ in collected}))
     head_files = {"t.py": Entry("100644", b"def test_0(): pass\ndef test_1(): pass\ndef test_2(): pass\n")}
     table = build_table(base, head, ProvenanceIndex(head_files, head_files))
     ok, reason = verdict(table, {"base": "", "head": ""}, {"base": 3, "head": 4})
-    assert ok and reason == "no regressions: 4 tests judged: 1 fixed, 2 still passing, 1 added"
-    total, parts = reason.removeprefix("no regressions: ").split(" tests judged: ")
-    assert sum(int(p.split()[0]) for p in parts.split(", ")) == int(total) == table.counts.total
+    assert ok and reason == "no regressions: 4 tests judged, 1 fixed, 2 still passing, 1 added"
+    total, *parts = reason.removeprefix("no regressions: ").split(", ")
+    assert sum(int(p.split()[0]) for p in parts) == int(total.split()[0]) == table.counts.total

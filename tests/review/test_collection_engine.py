@@ -50,7 +50,7 @@ def test_a_unittest_test_py_named_with_test_path_through_the_cli(sandbox_image: 
     ev = json.loads(done.stdout)
     assert {r["test_id"]: r["classification"] for r in ev["tests"]} == {"test.py::Tests::test_f": "fixed"}
     assert ev["pytest"]["paths"] == ["test.py"] and ev["pytest"]["args"][-3:] == ["not slow", "-W", "error"]
-    assert ev["reason"] == "no regressions: 1 tests judged: 1 fixed"
+    assert ev["reason"] == "no regressions: 1 tests judged, 1 fixed, 0 still passing"
 
 
 def test_a_testpaths_file_and_a_rerun_that_reads_the_first_session_s_configuration(

@@ -62,11 +62,16 @@ def test_the_regression_is_broken_with_an_excerpt_and_exit_1(sandbox_image: str,
 def test_the_test_editing_change_is_called_out_and_broken_with_tests_base(
     sandbox_image: str, example_repo: Path
 ) -> None:
+    # The change alters an output and edits the tests to match: its own tests pass, but the base's
+    # versions of the tests it edited fail on its code. A human decides: never "no regressions".
     code, ev = review(example_repo, "--head", "comma-space")
-    assert ev["edited_judges"] == [
-        "tests/test_parse.py::test_round_trip[1-3, 5, 8-13]",
+    assert code == 1 and not ev["ok"] and "2 rewritten" in ev["reason"]
+    assert by_class(ev, "rewritten") == [
+        "tests/test_parse.py::test_round_trip[1-3,5,8-13]",
         "tests/test_parse.py::test_to_text_writes_single_numbers_without_a_dash",
     ]
+    assert by_class(ev, "edited_to_pass") == ["tests/test_parse.py::test_round_trip[1-3, 5, 8-13]"]
+    assert ev["edited_judges"] == sorted(by_class(ev, "rewritten") + by_class(ev, "edited_to_pass"))
     assert by_class(ev, "fixed") == []  # a test the change edits never counts as fixed
     code, strict = review(example_repo, "--head", "comma-space", "--tests", "base")
     assert code == 1 and strict["tests_mode"] == "base"

@@ -123,7 +123,7 @@ def fake_worker(calls: list[list[str]]) -> Any:
     def run_worker(h: rp.ReviewHeader, args: list[str], deadline: float) -> dict[str, Any]:
         calls.append(args)
         records = [
-            {"ev": "collected", "items": [["t.py::test_a", "t.py", 1], ["t.py::test_b", "t.py", 4]]},
+            {"ev": "collected", "items": [["t.py::test_a", "t.py", 1, "t.py"], ["t.py::test_b", "t.py", 4, "t.py"]]},
             {"ev": "test", "id": "t.py::test_a", "outcome": "passed", "when": "call", "duration_s": 0.1},
             {"ev": "test", "id": "t.py::test_b", "outcome": "failed", "when": "call", "message": "assert 1 == 2"},
             {"ev": "done", "exit_status": 1},
@@ -175,7 +175,7 @@ def test_the_supervisors_answer_is_read_by_the_hosts_parser(tmp_path: Path, monk
     assert calls == [[], ["t.py::test_b"]]  # the failing test is rerun
     first, rerun = result.first, result.rerun
     assert first is not None and rerun is not None
-    assert first.collected == [("t.py::test_a", "t.py", 1), ("t.py::test_b", "t.py", 4)]
+    assert first.collected == [("t.py::test_a", "t.py", 1, "t.py"), ("t.py::test_b", "t.py", 4, "t.py")]
     assert {i: r.outcome for i, r in first.results.items()} == {"t.py::test_a": "passed", "t.py::test_b": "failed"}
     assert first.results["t.py::test_b"].message == "assert 1 == 2"
     assert first.exit_status == 1 and first.bad_records == 1 and first.log_tail == "1 failed, 1 passed"
@@ -201,14 +201,14 @@ def test_a_failure_of_the_supervisor_is_an_error_in_the_answer(tmp_path: Path) -
 
 def test_another_version_is_refused_on_both_sides(tmp_path: Path) -> None:
     line = json.loads(header(tmp_path).to_json())
-    for version in (1, 3, None, "2"):
+    for version in (1, rp.PROTOCOL + 1, None, str(rp.PROTOCOL)):
         job = json.dumps(line | {"version": version}).encode() + b"\n"
         with pytest.raises(ProtocolError, match=rf"review header version {version!r}, expected {rp.PROTOCOL} "):
             review_plugin.supervise(io.BytesIO(job), -1)  # refused before anything is written
     # An answer of another version is no answer.
     out = rp.result_line("ab12cd", {"runs": []})
     assert parse(out, "ab12cd") is not None
-    assert parse(out.replace(b'"protocol": 2', b'"protocol": 1'), "ab12cd") is None
+    assert parse(out.replace(f'"protocol": {rp.PROTOCOL}'.encode(), b'"protocol": 1'), "ab12cd") is None
 
 
 def test_the_header_round_trips_and_puts_its_version_first(tmp_path: Path) -> None:

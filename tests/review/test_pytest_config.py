@@ -15,6 +15,7 @@ import pytest
 
 from verifier.errors import InvalidInput
 from verifier.review.gitread import MODE_FILE, Entry, Files, write_files
+from verifier.review.provenance import ProvenanceIndex
 from verifier.review.pytest_config import glob, locate
 from verifier.review.split import Splitter
 
@@ -153,13 +154,16 @@ def test_the_splitter_collects_what_pytest_collects(case: str, tmp_path: Path, m
 
 
 def test_test_names_are_pytest_s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """python_classes / python_functions (prefixes and globs) and unittest's TestCases, as pytest collects them."""
+    """python_classes / python_functions (prefixes and globs) and unittest's TestCases, as pytest collects
+    them: the review finds every test pytest collects by name; it also takes pytest's default names
+    (a change that renames the patterns must not hide a test from the finder of edited and removed tests)."""
     source = """
 import unittest
 
 def check_a(): pass
-def test_not(): pass
+def test_default(): pass
 def verify_b(): pass
+def helper(): pass
 
 class SuiteOne:
     def check_c(self): pass
@@ -167,12 +171,11 @@ class SuiteOne:
     class SuiteInner:
         def check_d(self): pass
 
-class TestNotAClass:
+class Other:
     def check_e(self): pass
 
 class Whatever(unittest.TestCase):
     def test_f(self): pass
-    def check_g(self): pass
 """
     files = tree(
         {
@@ -182,9 +185,12 @@ class Whatever(unittest.TestCase):
     )
     s = Splitter.for_tree(files)
     items = pytest_collects(files, tmp_path, s.session_options(), monkeypatch)
-    got = sorted(i.nodeid.split("::", 1)[1].replace("::", ".") for i in items)
-    assert sorted(q for q, _ in s.test_names(files["test_m.py"].data)) == got
-    assert "Whatever.test_f" in got and "SuiteOne.SuiteInner.check_d" in got
+    got = {i.nodeid.split("::", 1)[1].replace("::", ".") for i in items}
+    module = ProvenanceIndex(files, files, s).module("head", "test_m.py")
+    assert module is not None
+    ours = {q for q, _ in module.tests}
+    assert got <= ours and ours - got == {"test_default"}
+    assert {"Whatever.test_f", "SuiteOne.SuiteInner.check_d", "verify_b"} <= got
 
 
 def test_a_configuration_pytest_cannot_read_is_recorded_as_its_problem() -> None:

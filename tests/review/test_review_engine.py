@@ -43,12 +43,19 @@ def test_every_class_on_the_real_engine(zoo_review: ReviewEvidence) -> None:
         T + "test_skipped": "skipped",
         T + "test_flaky": "flaky",
         T + "test_legacy_removed": "removed",
-        T + "test_greet": "edited_to_pass",  # the change edited its own judge
+        T + "test_half_zero": "edited_to_pass",  # the change edited its own judge; its base version still passes
+        T + "test_greet": "rewritten",  # edited to match a new output: its base version fails on the head
     }
-    assert not zoo_review.ok and zoo_review.reason.startswith("not ok: 1 broken")
-    assert zoo_review.edited_judges == [T + "test_greet"]
+    assert not zoo_review.ok and zoo_review.reason.startswith(
+        "not ok: 1 broken (passed on base, not on head), 1 rewritten"
+    )
+    assert zoo_review.edited_judges == [T + "test_greet", T + "test_half_zero"]
     assert zoo_review.isolation == "in-process" and zoo_review.tests_mode == "head"
-    assert all(r.complete and r.collected == 10 for r in zoo_review.runs)
+    collected = {r.side: r.collected for r in zoo_review.runs if r.complete}
+    # The change's tests on both sides; the base's own test file on both sides (it was edited).
+    assert collected == {"base": 11, "head": 11, "base_tests_on_base": 10, "base_tests_on_head": 10}
+    greet = next(r for r in zoo_review.tests if r.test_id == T + "test_greet")
+    assert greet.base_version is not None and greet.base_version.on_head.outcome is Outcome.FAILED
     broken = next(r for r in zoo_review.tests if r.classification is TestClass.BROKEN)
     assert broken.head is not None and "assert 11 == 10" in broken.head.excerpt_untrusted
 
@@ -76,7 +83,7 @@ def test_tests_base_judges_the_change_with_the_base_tests(sandbox_image: str, zo
 def test_real_reports_are_valid(zoo_review: ReviewEvidence) -> None:
     doc = assert_valid_sarif(zoo_review)
     rules = sorted(r["ruleId"] for r in doc["runs"][0]["results"])  # type: ignore[index]
-    assert rules == ["broken", "error", "flaky", "still_failing"]
+    assert rules == ["broken", "error", "flaky", "rewritten", "still_failing"]
     text = markdown.render(zoo_review)
     assert "This change edits its own judge" in text and "assert 11 == 10" in text
 

@@ -9,6 +9,7 @@ import pytest
 from tests.review.repos import make_repo
 from verifier.errors import InvalidInput
 from verifier.review.gitread import Entry, Files
+from verifier.review.provenance import ProvenanceIndex
 from verifier.review.service import ReviewRequest, plan_trees, read_trees
 from verifier.review.split import Splitter, TestsMode, base_mode_tests, compose, infrastructure_changes
 
@@ -165,7 +166,8 @@ def test_a_unittest_test_py_is_named_with_test_path(tmp_path: Path) -> None:
         planned(root)
     s, _, head_run = planned(root, test_paths=("test.py",))
     assert s.is_test("test.py") and not s.is_test("mylib.py") and s.claimed == ("test.py",)
-    assert s.test_names(head_run["test.py"].data) == [("Tests.test_f", 7)]
+    module = ProvenanceIndex(head_run, head_run, s).module("head", "test.py")
+    assert module is not None and module.tests == [("Tests.test_f", 7)]
 
 
 def test_testpaths_that_hold_the_code_do_not_give_the_base_run_the_head_s_code(tmp_path: Path) -> None:

@@ -13,7 +13,17 @@ Rules, per test (base outcome b, head outcome h, after the one rerun of failing 
 - erroring on head: passing on base -> broken; failing on base -> error; new -> error (blocks)
 - skipped on head: passing on base -> broken (blocks); otherwise skipped
 
-`ok` only when both runs completed and collected tests and no row blocks.
+With ``--tests head`` the change's own tests judge it, so a test the change edits or removes
+(its function, or anything it sees: `verifier.review.provenance`) is also judged by its
+**base version**, run on the base code (the base tree as it is) and on the head code:
+
+- the base version passes on the base code and not on the head code -> rewritten (blocks):
+  the change rewrote, removed or disabled a judge of code it broke (or whose behaviour it
+  changed on purpose: a human decides), whatever its own version of the test says;
+- an edited test that fails or errors on the head is pre-existing only when its base
+  version fails on the base code too; otherwise the change introduced it (blocks).
+
+`ok` only when every run completed and collected tests and no row blocks.
 """
 
 from __future__ import annotations
@@ -21,8 +31,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from verifier.review.provenance import Provenance, ProvenanceIndex
-from verifier.review.review_evidence import BAD, GOOD, Outcome, ReviewCounts, SideResult, TestClass, TestRow
+from verifier.review.provenance import Definition, Provenance, ProvenanceIndex, Side
+from verifier.review.review_evidence import (
+    BAD,
+    GOOD,
+    BaseVersion,
+    Outcome,
+    ReviewCounts,
+    SideResult,
+    TestClass,
+    TestRow,
+)
 from verifier.review.supervisor_result import Session, SupervisorResult
 from verifier.text import clean, shown_name
 
@@ -56,8 +75,22 @@ class SideView:
         return self.result.rerun if self.result else None
 
     def collected(self) -> dict[str, tuple[str, int | None]]:
+        """node id -> (file, line) of the test's definition (where pytest says its function is)."""
         s = self.first
-        return {} if s is None or s.collected is None else {i: (f, n) for i, f, n in s.collected}
+        return {} if s is None or s.collected is None else {i: (d or f, n) for i, f, n, d in s.collected}
+
+    def definition(self, test_id: str) -> Definition | None:
+        where = self.collected().get(test_id)
+        return None if where is None else Definition(*where)
+
+    def has(self, test_id: str) -> bool:
+        """Whether this run said anything about the test (collected it, reported it, or failed to collect it)."""
+        s = self.first
+        if s is None:
+            return False
+        return (
+            test_id in s.results or test_id in self.collected() or any(_covers(e.id, test_id) for e in s.collect_errors)
+        )
 
     def side(self, test_id: str) -> SideResult:
         s = self.first
@@ -99,13 +132,16 @@ class SideView:
         s = self.first
         if s is None:
             return "no test session ran"
+        tampered = [*s.tampered, *(self.rerun.tampered if self.rerun else [])]
+        if tampered:
+            return "the code under test changed pytest's reporting path (" + ", ".join(tampered[:5]) + ")"
         if s.timed_out:
             reported = len(s.results)
             total = len(s.collected) if s.collected is not None else "?"
             return f"the time limit ended the session ({reported} of {total} tests had reported)"
         if s.collected is None:
             return "pytest never finished collecting" + _ended(s)
-        missing = [i for i, _, _ in s.collected if i not in s.results]
+        missing = [i for i, *_ in s.collected if i not in s.results]
         if s.exit_status is None:
             return (
                 f"the test process ended before pytest finished{_ended(s)}: "
@@ -190,6 +226,34 @@ def classify_row(prov: Provenance, b: SideResult, h: SideResult) -> tuple[TestCl
     return TestClass.ERROR, True, f"error in {h.phase or 'setup'} on the head ({bo.value} on the base)"
 
 
+def judge_by_base_version(
+    row: tuple[TestClass, bool, str], prov: Provenance, head: SideResult | None, base_version: BaseVersion | None
+) -> tuple[TestClass, bool, str]:
+    """The base-version rules (module docstring) on top of a row's (class, blocking, note)."""
+    cls, blocking, note = row
+    if base_version is not None and prov in (Provenance.EDITED, Provenance.REMOVED):
+        ob, oh = base_version.on_base, base_version.on_head
+        if _flaky(ob) or _flaky(oh):
+            return TestClass.FLAKY, blocking, note or "its base version's outcome changed when rerun"
+        if ob.outcome in GOOD and oh.outcome not in GOOD:
+            return (
+                TestClass.REWRITTEN,
+                True,
+                f"the change {'removes' if prov is Provenance.REMOVED else 'edits'} this test or what it sees; "
+                f"its base version passes on the base code and is {oh.outcome.value} on the head code",
+            )
+    if head is None or head.outcome not in BAD or blocking or prov is not Provenance.EDITED:
+        return cls, blocking, note
+    if base_version is None or base_version.on_base.outcome not in BAD:
+        return (
+            cls,
+            True,
+            f"{head.outcome.value} on the head; not pre-existing: the change edits this test or what it sees, "
+            "and its base version did not fail on the base code",
+        )
+    return cls, blocking, note
+
+
 @dataclass
 class Table:
     rows: list[TestRow]
@@ -202,36 +266,26 @@ def build_table(
     head: SideView,
     provenance: ProvenanceIndex,
     removed: Iterable[tuple[str, int | None]] = (),
+    judges: tuple[SideView, SideView] | None = None,
+    tests_side: Side = "head",
 ) -> Table:
-    """Every test either run collected (plus collection errors and statically removed tests), classified."""
-    where: dict[str, tuple[str, int | None]] = {**base.collected(), **head.collected()}
+    """Every test any run collected (plus collection errors and statically removed tests), classified.
+
+    `judges`: the runs of the base's own versions of the tests the change touched, on the base
+    code and on the head code; `tests_side`: the tree the main runs' tests came from."""
+    views = [base, head, *(judges or ())]
+    where: dict[str, tuple[str, int | None]] = {}
+    for view in reversed(views):  # the main runs' places win
+        where.update(view.collected())
     ids = set(where)
-    for view in (base, head):
+    for view in views:
         if view.first is not None:
             ids.update(view.first.results)
             for err in view.first.collect_errors:
                 if not any(_covers(err.id, i) for i in where):
                     ids.add(err.id)
                     where.setdefault(err.id, (err.id.split("::")[0], None))
-    rows: list[TestRow] = []
-    for test_id in sorted(ids):
-        b, h = base.side(test_id), head.side(test_id)
-        prov = provenance.of(test_id)
-        cls, blocking, note = classify_row(prov, b, h)
-        file, line = where.get(test_id, (test_id.split("::")[0], None))
-        rows.append(
-            TestRow(
-                test_id=shown_name(test_id),
-                file=shown_name(file) or None,
-                line=line if line and line >= 1 else None,
-                provenance=prov,
-                base=b,
-                head=h,
-                classification=cls,
-                blocking=blocking,
-                note=note,
-            )
-        )
+    rows = [_row(test_id, where, base, head, provenance, judges, tests_side) for test_id in sorted(ids)]
     for test_id, line in removed:
         if test_id not in ids:
             rows.append(
@@ -250,31 +304,95 @@ def build_table(
     for row in rows:
         tally[row.classification.value] += 1
     counts = ReviewCounts(total=len(rows), blocking=sum(r.blocking for r in rows), **tally)
-    judges = [r.test_id for r in rows if r.classification is TestClass.EDITED_TO_PASS]
-    return Table(rows=rows, counts=counts, edited_judges=judges)
+    judged = (TestClass.EDITED_TO_PASS, TestClass.REWRITTEN)
+    return Table(rows=rows, counts=counts, edited_judges=[r.test_id for r in rows if r.classification in judged])
+
+
+def _row(
+    test_id: str,
+    where: dict[str, tuple[str, int | None]],
+    base: SideView,
+    head: SideView,
+    provenance: ProvenanceIndex,
+    judges: tuple[SideView, SideView] | None,
+    tests_side: Side,
+) -> TestRow:
+    b, h = base.side(test_id), head.side(test_id)
+    main = head.definition(test_id) or base.definition(test_id)
+    if main is not None or judges is None:
+        prov, why = provenance.explain(test_id, main, tests_side)
+    else:
+        prov, why = provenance.explain(test_id, judges[0].definition(test_id) or judges[1].definition(test_id), "base")
+    base_version = None
+    if judges is not None and (judges[0].has(test_id) or judges[1].has(test_id)):
+        base_version = BaseVersion(on_base=judges[0].side(test_id), on_head=judges[1].side(test_id))
+    cls, blocking, note = judge_by_base_version(classify_row(prov, b, h), prov, h, base_version)
+    if why and prov is Provenance.EDITED:
+        note = f"{note}; edited: {why}" if note else f"edited: {why}"
+    file, line = where.get(test_id, (test_id.split("::")[0], None))
+    return TestRow(
+        test_id=shown_name(test_id),
+        file=shown_name(file) or None,
+        line=line if line and line >= 1 else None,
+        provenance=prov,
+        base=b,
+        head=h,
+        base_version=base_version,
+        classification=cls,
+        blocking=blocking,
+        note=note,
+    )
 
 
 def verdict(table: Table, stops: dict[str, str], collected: dict[str, int]) -> tuple[bool, str]:
     """(ok, reason): the one place that decides."""
-    for side in ("head", "base"):
+    order = sorted(
+        {"head", "base"} | set(stops) | set(collected), key=lambda s: (_RUN_ORDER.index(s) if s in _RUN_ORDER else 9, s)
+    )
+    for side in order:
         if stops.get(side):
-            return False, f"the {side} run did not complete: {stops[side]}"
-    for side in ("head", "base"):
+            return False, f"the {_run_name(side)} run did not complete: {stops[side]}"
+    for side in order:
         if collected.get(side, 0) < 1:
-            return False, f"the {side} run collected no tests"
+            return False, f"the {_run_name(side)} run collected no tests"
     c = table.counts
     if c.blocking:
         parts = []
-        new_failures = sum(1 for r in table.rows if r.blocking and r.classification is not TestClass.BROKEN)
+        others = sum(
+            1 for r in table.rows if r.blocking and r.classification not in (TestClass.BROKEN, TestClass.REWRITTEN)
+        )
         if c.broken:
             parts.append(f"{c.broken} broken (passed on base, not on head)")
-        if new_failures:
-            parts.append(f"{new_failures} new failing, erroring or missing")
+        if c.rewritten:
+            parts.append(
+                f"{c.rewritten} rewritten (the change edits or removes tests whose base versions pass on the "
+                "base code and not on the head code)"
+            )
+        if others:
+            parts.append(f"{others} new failing, erroring or missing")
         return False, "not ok: " + ", ".join(parts)
-    return True, f"no regressions: {summary(c)}"
+    judged = [f"{c.total} tests judged"] + [
+        f"{n} {label}"
+        for n, label in (
+            (c.fixed, "fixed"),
+            (c.still_passing, "still passing"),
+            (c.edited_to_pass, "edited to pass"),
+            (c.added, "added"),
+            (c.still_failing, "still failing"),
+            (c.error, "erroring on both sides"),
+            (c.skipped, "skipped"),
+            (c.removed, "removed"),
+            (c.flaky, "flaky"),
+        )
+        if n or label in ("fixed", "still passing")
+    ]
+    edited = sum(1 for r in table.rows if r.base_version is not None)
+    tail = f"; the change edits {edited} tests, whose base versions still pass on the head code" if edited else ""
+    return True, "no regressions: " + ", ".join(judged) + tail
 
 
-def summary(c: ReviewCounts) -> str:
-    """'N tests judged: a fixed, b still passing, ...': every class with tests, so the parts add up to N."""
-    parts = [f"{n} {cls.value.replace('_', ' ')}" for cls in TestClass if (n := getattr(c, cls.value))]
-    return f"{c.total} tests judged: " + ", ".join(parts) if parts else f"{c.total} tests judged"
+_RUN_ORDER = ("head", "base", "base_tests_on_head", "base_tests_on_base")
+
+
+def _run_name(side: str) -> str:
+    return side.replace("_", " ")

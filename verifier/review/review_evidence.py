@@ -23,7 +23,7 @@ from verifier.limits import Limits
 from verifier.review.provenance import Provenance
 from verifier.text import clean
 
-REVIEW_SCHEMA_VERSION = 1
+REVIEW_SCHEMA_VERSION = 2
 
 #: Text from the repository under test: always valid Unicode (lone surrogates replaced), so every
 #: report format can encode it.
@@ -63,6 +63,9 @@ class TestClass(StrEnum):
     MISSING = "missing"
     SKIPPED = "skipped"
     EDITED_TO_PASS = "edited_to_pass"
+    #: The change edits or removes this test (or what it sees), and the base's own version of
+    #: it, which passes on the base code, does not pass on the head code (blocks).
+    REWRITTEN = "rewritten"
 
 
 class SideResult(BaseModel):
@@ -78,6 +81,15 @@ class SideResult(BaseModel):
     duration_s: float = Field(0.0, ge=0, description="pytest's duration of the test (setup, call, teardown).")
 
 
+class BaseVersion(BaseModel):
+    """The base's own version of a test the change edits or removes, run on both sides' code."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    on_base: SideResult = Field(description="The base's test on the base code (the base tree as it is).")
+    on_head: SideResult = Field(description="The base's test on the head code.")
+
+
 class TestRow(BaseModel):
     """One test: provenance, both sides, classification."""
 
@@ -90,6 +102,9 @@ class TestRow(BaseModel):
     provenance: Provenance
     base: SideResult | None = Field(None, description="On the base code (None: not run there).")
     head: SideResult | None = Field(None, description="On the head code (None: not run there).")
+    base_version: BaseVersion | None = Field(
+        None, description="For a test the change edits or removes: its base version on both sides' code."
+    )
     classification: TestClass
     blocking: bool = Field(description="Whether this row alone makes the review not ok.")
     note: str = Field("", description="Trusted words on why the row is classified so.")
@@ -111,6 +126,7 @@ class ReviewCounts(BaseModel):
     missing: int = 0
     skipped: int = 0
     edited_to_pass: int = 0
+    rewritten: int = 0
 
 
 class TreeRef(BaseModel):
@@ -158,7 +174,10 @@ class RunRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    side: Literal["base", "head"]
+    side: Literal["base", "head", "base_tests_on_base", "base_tests_on_head"] = Field(
+        description="base / head: the two runs of the tests mode; base_tests_on_*: the base's own versions "
+        "of the tests the change edits or removes, on each side's code (--tests head only)."
+    )
     code_from: Literal["base", "head"]
     tests_from: Literal["base", "head", "base+added"]
     tree: str = Field(description="git tree id of the exact tree this run saw (code + tests).")
@@ -173,6 +192,10 @@ class RunRecord(BaseModel):
     duration_s: float = 0.0
     sandbox_s: float = Field(0.0, description="Container create/start/remove overhead.")
     log_tail_untrusted: Text = Field("", description="The end of the test session's console output.")
+    tampered: list[Text] = Field(
+        default_factory=list,
+        description="What the code under test changed on pytest's reporting path; the session ended there.",
+    )
 
 
 class Controls(BaseModel):
@@ -241,12 +264,12 @@ class ReviewEvidence(BaseModel):
     @model_validator(mode="after")
     def _ok_means_proven(self) -> ReviewEvidence:
         proven = (
-            len(self.runs) == 2
+            {r.side for r in self.runs} >= {"base", "head"}
             and all(r.complete and r.collected >= 1 for r in self.runs)
             and not any(t.blocking for t in self.tests)
         )
         if self.ok and not proven:
-            raise ValueError("ok=true requires two complete runs that collected tests and no blocking row")
+            raise ValueError("ok=true requires complete base and head runs that collected tests and no blocking row")
         return self
 
     def to_json(self, *, indent: int | None = 2) -> str:
@@ -273,6 +296,9 @@ def identity(ev_fields: dict[str, Any]) -> dict[str, Any]:
             "blocking": t["blocking"],
             "base": None if t["base"] is None else [t["base"]["outcome"], t["base"]["rerun"]],
             "head": None if t["head"] is None else [t["head"]["outcome"], t["head"]["rerun"]],
+            "base_version": None
+            if t.get("base_version") is None
+            else [t["base_version"][k]["outcome"] for k in ("on_base", "on_head")],
         }
         for t in ev_fields["tests"]
     ]

@@ -32,13 +32,14 @@ from verifier.sandbox.gc import sweep
 LABEL_REVIEW = "org.verifier.review.run"
 
 Side = Literal["base", "head"]
+RunName = Literal["base", "head", "base_tests_on_base", "base_tests_on_head"]
 
 
 @dataclass(frozen=True)
 class RunPlan:
     """What one run sees: a tree (one side's code, one side's tests) in one environment."""
 
-    side: Side
+    side: RunName
     code_from: Side
     tests_from: Literal["base", "head", "base+added"]
     files: Files
@@ -46,10 +47,10 @@ class RunPlan:
     environment: Environment
     project: ProjectInfo
     hypothesis: bool
+    #: Test files the session runs (None: pytest's own choice, all of them).
+    select: tuple[str, ...] | None = None
     #: Options for every pytest session of the run (`Splitter.session_options` + --pytest-args).
     pytest_args: tuple[str, ...] = ()
-    #: The first session's paths (--test-path).
-    test_paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def payload(plan: RunPlan, limits: Limits, nonce: str, *, rerun: bool = True) ->
         hypothesis=plan.hypothesis,
         rerun=rerun,
         pytest_args=plan.pytest_args,
-        test_paths=plan.test_paths,
+        select=plan.select or (),
         project=ReviewProject(
             name=plan.project.name or "",
             version=plan.project.version or "",
@@ -107,7 +108,7 @@ def run_one(plan: RunPlan, limits: Limits, review_label: str) -> RunOutput:
 def run_both(
     plans: list[RunPlan], limits: Limits, on_done: Callable[[RunOutput], None] | None = None
 ) -> list[RunOutput]:
-    """Both runs at once (each in its own container); on Ctrl-C both containers are killed."""
+    """All runs at once (each in its own container); on Ctrl-C every container is killed."""
     label = uuid.uuid4().hex
     pool = ThreadPoolExecutor(max_workers=len(plans), thread_name_prefix="verifier-review")
     futures: list[Future[RunOutput]] = []

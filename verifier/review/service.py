@@ -37,7 +37,7 @@ from verifier.review.review_evidence import (
     identity,
     review_id,
 )
-from verifier.review.sandbox_runs import RunOutput, RunPlan, Side, failure, run_both
+from verifier.review.sandbox_runs import RunOutput, RunPlan, failure, run_both
 from verifier.review.split import (
     Splitter,
     TestsMode,
@@ -164,24 +164,50 @@ def _environments(
     return envs
 
 
-def _plans(
+def base_session_options(splitter: Splitter, trees: Trees) -> tuple[str, ...]:
+    """The options that pin a session of the base's tests to the base's configuration."""
+    base = Splitter.for_tree(trees.base.files, splitter.claimed, also=trees.head.files)
+    return base.session_options()
+
+
+def run_plans(
     trees: Trees,
     mode: TestsMode,
-    runs: dict[Side, tuple[Files, env_mod.Environment]],
-    pytest_args: tuple[str, ...],
-    test_paths: tuple[str, ...],
+    splitter: Splitter,
+    files: tuple[Files, Files],
+    envs: tuple[env_mod.Environment, env_mod.Environment],
+    judge_paths: tuple[str, ...] | None,
+    user_args: tuple[str, ...] = (),
 ) -> list[RunPlan]:
-    """The two runs: each side's tree (its code, the mode's tests) in its environment."""
-    hypothesis = any(uses_hypothesis(files) for files, _ in runs.values())
+    """The base and head runs of the tests mode, and the runs of the base's versions of the tests
+    the change touched (`judge_paths`), on both sides' code. Each session is pinned to the
+    configuration of the tests it runs, then given `user_args` (--pytest-args); the main runs start
+    from the --test-paths."""
+    base_files, head_files = files
+    base_env, head_env = envs
+    hypothesis = uses_hypothesis(base_files) or uses_hypothesis(head_files)
+    fmt = trees.object_format
     tests_from: Literal["head", "base+added"] = "head" if mode == "head" else "base+added"
-    return [
-        RunPlan(
-            side, side, tests_from, files, tree_id(files, trees.object_format), env,
-            deps_mod.project_info((trees.base if side == "base" else trees.head).files), hypothesis,
-            pytest_args, test_paths,
-        )
-        for side, (files, env) in runs.items()
+    base_project, head_project = deps_mod.project_info(trees.base.files), deps_mod.project_info(trees.head.files)
+    args = (*splitter.session_options(), *user_args)
+    base_args = (*base_session_options(splitter, trees), *user_args)
+    test_paths = tuple(p or "." for p in splitter.claimed)
+    select = test_paths or None
+    plans = [
+        RunPlan("base", "base", tests_from, base_files, tree_id(base_files, fmt), base_env, base_project, hypothesis,
+                select, args),
+        RunPlan("head", "head", tests_from, head_files, tree_id(head_files, fmt), head_env, head_project, hypothesis,
+                select, args),
     ]  # fmt: skip
+    if judge_paths is not None:
+        old_on_head = compose(trees.head.files, trees.base.files, splitter)
+        plans += [
+            RunPlan("base_tests_on_base", "base", "base", dict(trees.base.files), trees.base.tree_id, base_env,
+                    base_project, hypothesis, judge_paths or test_paths or None, base_args),
+            RunPlan("base_tests_on_head", "head", "base", old_on_head, tree_id(old_on_head, fmt), head_env,
+                    head_project, hypothesis, judge_paths or test_paths or None, base_args),
+        ]  # fmt: skip
+    return plans
 
 
 def review(req: ReviewRequest, *, progress: Progress | None = None, client: Client | None = None) -> ReviewEvidence:
@@ -193,9 +219,9 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
     trees = read_trees(req)
     splitter, base_files, head_files = plan_trees(trees, req.tests, req.test_paths)
     session = pytest_session(splitter, user_args)
-    test_paths = tuple(p or "." for p in splitter.claimed)
     base_spec, head_spec = dependency_specs(trees, req.tests, req.requirements)
-    provenance = ProvenanceIndex(trees.base.files, trees.head.files)
+    provenance = ProvenanceIndex(trees.base.files, trees.head.files, splitter)
+    judge_paths = provenance.judge_paths() if req.tests == "head" else None
     t_read = time.monotonic()
 
     client = client or connect()
@@ -207,12 +233,9 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
     envs = _environments(client, (base_spec, head_spec), sandbox, say)
     t_env = time.monotonic()
 
-    runs: dict[Side, tuple[Files, env_mod.Environment]] = {
-        "base": (base_files, envs[base_spec.requirements]),
-        "head": (head_files, envs[head_spec.requirements]),
-    }
-    plans = _plans(trees, req.tests, runs, tuple(session.args), test_paths)
-    say("running the base and head trees' tests in two sandboxes")
+    side_envs = (envs[base_spec.requirements], envs[head_spec.requirements])
+    plans = run_plans(trees, req.tests, splitter, (base_files, head_files), side_envs, judge_paths, user_args)
+    say(f"running the tests in {len(plans)} sandboxes: " + ", ".join(p.side.replace("_", " ") for p in plans))
     outputs = run_both(plans, req.limits, on_done=lambda o: say(f"{o.plan.side} run finished in {o.wall_s:.1f} s"))
     for out in outputs:
         why = failure(out)
@@ -220,8 +243,11 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
             raise SandboxUnavailable(why)
 
     views: dict[str, SideView] = {o.plan.side: SideView(o.result) for o in outputs}
-    removed = provenance.removed_tests(splitter) if req.tests == "head" else []
-    table = build_table(views["base"], views["head"], provenance, removed)
+    removed = provenance.removed_tests() if req.tests == "head" else []
+    judges = (views["base_tests_on_base"], views["base_tests_on_head"]) if judge_paths is not None else None
+    table = build_table(
+        views["base"], views["head"], provenance, removed, judges, "head" if req.tests == "head" else "base"
+    )
     stops = {side: view.stopped() for side, view in views.items()}
     collected = {side: len(view.collected()) for side, view in views.items()}
     ok, reason = verdict(table, stops, collected)
@@ -291,6 +317,7 @@ def _run_record(out: RunOutput, view: SideView, stopped: str) -> RunRecord:
         duration_s=out.raw.duration_s,
         sandbox_s=out.raw.overhead_s,
         log_tail_untrusted=_log_tail(view),
+        tampered=[*(first.tampered if first else []), *(view.rerun.tampered if view.rerun else [])],
     )
 
 

@@ -13,13 +13,12 @@ The **tests** of a tree are its test modules, every ``conftest.py``, pytest's co
 ``--test-path`` folder, and, inside the session's paths, everything under a folder named
 ``tests``, ``test`` or ``testing`` (helpers and data; our convention, not pytest's). The rest
 is **code**. A run's tree is one side's code plus one side's tests, as SWE-bench applies a
-test patch to both sides of a change. `test_names` says which functions and classes of a test
-module pytest takes as tests (``python_functions``, ``python_classes``, unittest's TestCases).
+test patch to both sides of a change. `is_test_function` and `is_test_class` say which names
+are tests (either side's ``python_functions`` / ``python_classes``, and pytest's defaults).
 """
 
 from __future__ import annotations
 
-import ast
 import fnmatch
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,6 +30,7 @@ from verifier.review import pytest_options
 from verifier.review.gitread import Entry, Files
 from verifier.review.pytest_config import (
     CONFIG_FILES,
+    DEFAULTS,
     ConfigError,
     PytestConfig,
     all_paths,
@@ -180,39 +180,18 @@ class Splitter:
         return {p: e for p, e in files.items() if not self.is_test(p)}
 
     def is_test_function(self, name: str) -> bool:
-        return _matches(self.config.get("python_functions"), name)
+        """A function or method name pytest collects as a test, by either side's `python_functions`
+        or pytest's default (more than one session collects: the finder of edited and removed tests
+        must not miss one because the change renamed the pattern)."""
+        return self._names("python_functions", name)
 
     def is_test_class(self, name: str) -> bool:
-        return _matches(self.config.get("python_classes"), name)
+        """A class name pytest collects tests from, by either side's `python_classes` or the default."""
+        return self._names("python_classes", name)
 
-    def test_names(self, source: bytes) -> list[tuple[str, int]]:
-        """The tests pytest would collect from a module, by name: (qualified name, line). Test
-        functions; test methods of test classes (nested ones too); unittest TestCases' `test*`
-        methods whatever the class's name."""
-        try:
-            module = ast.parse(source)
-        except (SyntaxError, ValueError):
-            return []
-        out: list[tuple[str, int]] = []
-
-        def walk(body: list[ast.stmt], prefix: str, unittest: bool) -> None:
-            for node in body:
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                    if node.name.startswith("test") if unittest else self.is_test_function(node.name):
-                        out.append((prefix + node.name, node.lineno))
-                elif isinstance(node, ast.ClassDef):
-                    case = any(_base_name(b).endswith("TestCase") for b in node.bases)
-                    if case or (not unittest and self.is_test_class(node.name)):
-                        walk(node.body, f"{prefix}{node.name}.", case)
-
-        walk(module.body, "", False)
-        return out
-
-
-def _base_name(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else ""
+    def _names(self, option: str, name: str) -> bool:
+        sides = (self.config, *((self.other.config,) if self.other is not None else ()))
+        return _matches((*DEFAULTS[option], *(c for config in sides for c in config.get(option))), name)
 
 
 def _matches(options: Iterable[str], name: str) -> bool:

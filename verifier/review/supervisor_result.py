@@ -49,10 +49,13 @@ class Session(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    collected: list[tuple[str, str, int | None]] | None = None
+    #: (node id, collecting file, line of the test's definition, file of the test's definition)
+    collected: list[tuple[str, str, int | None, str]] | None = None
     results: dict[str, TestReport] = {}
     collect_errors: list[CollectError] = []
     exit_status: int | None = None
+    #: What the worker found changed on pytest's reporting path (empty: nothing); it ended there.
+    tampered: list[str] = []
     returncode: int | None = None
     timed_out: bool = False
     log_tail: Text = Field("", max_length=2 * MAX_TEXT)

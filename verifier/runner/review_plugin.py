@@ -41,6 +41,7 @@ from typing import Any
 
 from .review_protocol import MODULE as IMAGE_MODULE
 from .review_protocol import ReviewHeader, ReviewProject, read_job, result_line
+from .review_tamper import Watch, own_functions
 
 PR_SET_DUMPABLE = 4
 MAX_EXCERPT = 1500
@@ -238,13 +239,16 @@ def summarize(raw: dict[str, Any]) -> dict[str, Any]:
     results: dict[str, Any] = {}
     collect_errors: list[Any] = []
     exit_status: int | None = None
+    tampered: list[str] = []
     bad = 0
     for line in raw["records"]:
         try:
             rec = json.loads(line)
             kind = rec["ev"]
             if kind == "collected":
-                collected = [[str(i), str(f), None if n is None else int(n)] for i, f, n in rec["items"]]
+                collected = [[str(i), str(f), None if n is None else int(n), str(d)] for i, f, n, d in rec["items"]]
+            elif kind == "tampered":
+                tampered.extend(str(w)[:200] for w in rec["what"][:50])
             elif kind == "collect_error":
                 collect_errors.append(
                     {
@@ -272,6 +276,7 @@ def summarize(raw: dict[str, Any]) -> dict[str, Any]:
         "results": results,
         "collect_errors": collect_errors,
         "exit_status": exit_status,
+        "tampered": tampered,
         "returncode": raw["returncode"],
         "timed_out": raw["timed_out"],
         "log_tail": raw["log_tail"],
@@ -294,10 +299,10 @@ def supervise(stdin: Any, result_fd: int) -> None:
         files = write_tree(tree, work)
         write_dist_info(header.site_dir, header.project)
         result["files"] = files
-        first = summarize(run_worker(header, list(header.test_paths), deadline))
+        first = summarize(run_worker(header, list(header.select), deadline))
         runs = [first]
         failing = sorted(i for i, r in first["results"].items() if r["outcome"] in ("failed", "error"))
-        if failing and header.rerun and deadline - time.monotonic() > MIN_RERUN_S:
+        if failing and header.rerun and not first["tampered"] and deadline - time.monotonic() > MIN_RERUN_S:
             write_tree(tree, work)  # the rerun starts from the same tree, not what the first run left
             runs.append(summarize(run_worker(header, failing, deadline)))
         elif failing:
@@ -326,10 +331,14 @@ def _supervise_main() -> None:
 
 
 def _emit_to(fd: int) -> Callable[[dict[str, Any]], None]:
+    # Bound now, before any repository code runs: rebinding os.write or json.dumps later does
+    # not reach the report pipe through here.
+    write, dumps = os.write, json.dumps
+
     def emit(record: dict[str, Any]) -> None:
-        view = memoryview((json.dumps(record) + "\n").encode("utf-8", "surrogateescape"))
+        view = memoryview((dumps(record) + "\n").encode("utf-8", "surrogateescape"))
         while view:
-            view = view[os.write(fd, view) :]
+            view = view[write(fd, view) :]
 
     return emit
 
@@ -374,10 +383,23 @@ def _outcome(reports: list[Any]) -> tuple[str, str, Any]:
 class ReviewReporter:
     """pytest plugin: each test's outcome by node id, over the report pipe."""
 
-    def __init__(self, emit: Callable[[dict[str, Any]], None], work_dir: str) -> None:
+    def __init__(self, emit: Callable[[dict[str, Any]], None], work_dir: str, watch: Watch | None = None) -> None:
         self.emit = emit
         self.work_dir = work_dir
         self.phases: dict[str, list[Any]] = {}
+        self.watch = watch
+        self.pluginmanager: Any = None
+        self._exit = os._exit  # bound before repository code runs
+
+    def _check(self, changed: list[str]) -> None:
+        """Anything changed on the reporting path: say what, and end the session here."""
+        if changed:
+            self.emit({"ev": "tampered", "what": changed})
+            self._exit(3)
+
+    def pytest_sessionstart(self, session: Any) -> None:
+        if self.watch is not None:
+            self.watch.started(session.config.pluginmanager)
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed:
@@ -392,9 +414,13 @@ class ReviewReporter:
                 rel = os.path.relpath(str(item.path), self.work_dir)
             except (AttributeError, ValueError):
                 rel = item.nodeid.split("::")[0]
-            line = item.location[1]
-            items.append([item.nodeid, rel, None if line is None else int(line) + 1])
+            # location: where the test's function is defined (an inherited test's is its base class's file).
+            where, line = item.location[0], item.location[1]
+            items.append([item.nodeid, rel, None if line is None else int(line) + 1, str(where)])
         self.emit({"ev": "collected", "items": items})
+        if self.watch is not None:
+            self.pluginmanager = session.config.pluginmanager
+            self._check(self.watch.collected(self.pluginmanager, self))
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         self.phases.setdefault(report.nodeid, []).append(report)
@@ -412,7 +438,14 @@ class ReviewReporter:
         if rep is not None and outcome in ("failed", "error", "skipped"):
             record["message"] = _message(rep)
             record["excerpt"] = _excerpt(rep)
+        if self.watch is not None and self.pluginmanager is not None:
+            # Before the record: a test that rewrote the reporting path reports nothing.
+            self._check(self.watch.changed(self.pluginmanager))
         self.emit(record)
+
+
+#: This module's functions on the reporting path (fingerprinted with pytest's own).
+_OWN = ("_emit_to", "_message", "_excerpt", "_outcome", "summarize")
 
 
 def _worker_main(report_fd: int) -> None:
@@ -454,7 +487,10 @@ def _worker_main(report_fd: int) -> None:
         *plugins_off,
         *job["args"],
     ]
-    status = pytest.main(args, plugins=[ReviewReporter(emit, job["work_dir"])])
+    import _pytest.runner  # noqa: F401  (the reporting path exists before the fingerprints are taken)
+
+    watch = Watch(report_fd, own_functions(globals(), _OWN, ReviewReporter))
+    status = pytest.main(args, plugins=[ReviewReporter(emit, job["work_dir"], watch)])
     emit({"ev": "done", "exit_status": int(status)})
     sys.stdout.flush()
     sys.stderr.flush()

@@ -7,7 +7,7 @@ paths it writes to, how a job is framed on its stdin, and the result line it ans
 
 Job (host -> supervisor, on stdin)::
 
-    {"version": 2, "nonce": ..., "tree_bytes": N, "budget_s": ..., "work_dir": ..., ...}\\n
+    {"version": 3, "nonce": ..., "tree_bytes": N, "budget_s": ..., "work_dir": ..., ...}\\n
     <N bytes: the tree, an uncompressed tar>
 
 Result (supervisor -> host, on the stdout only the supervisor holds)::
@@ -30,7 +30,7 @@ from typing import IO, Any
 from .protocol import ProtocolError, read_exact
 
 #: The version of both the header and the result; a header of any other version is refused.
-PROTOCOL = 2
+PROTOCOL = 3
 RESULT_PREFIX = "VERIFIER-REVIEW"
 #: The supervisor's import name in the image.
 MODULE = "verifier_runner.review_plugin"
@@ -63,8 +63,8 @@ class ReviewHeader:
     rerun: bool = True
     #: Options for every pytest session (the configuration pinned, then the user's --pytest-args).
     pytest_args: tuple[str, ...] = ()
-    #: The first session's paths (--test-path); none: pytest's own (testpaths, or the root).
-    test_paths: tuple[str, ...] = ()
+    #: Tree paths (test files or folders) the first session runs; empty: pytest's own choice.
+    select: tuple[str, ...] = ()
     project: ReviewProject = field(default_factory=ReviewProject)
     work_dir: str = WORK_DIR
     site_dir: str = SITE_DIR
@@ -112,7 +112,7 @@ class ReviewHeader:
 
 
 #: The header's fields that are lists of strings (tuples in the dataclass).
-_LISTS = ("pythonpath", "pytest_args", "test_paths")
+_LISTS = ("pythonpath", "pytest_args", "select")
 
 
 def _known(raw: dict[str, Any], cls: type, what: str) -> None:
@@ -130,6 +130,11 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _relative(path: str) -> bool:
+    parts = path.split("/")
+    return bool(path) and not path.startswith(("/", "-")) and ".." not in parts
+
+
 def _check_header(h: ReviewHeader) -> None:
     _want(h.version == PROTOCOL, f"version {h.version!r}, expected {PROTOCOL}")
     _want(isinstance(h.nonce, str) and h.nonce.isalnum(), "nonce must be a non-empty alphanumeric string")
@@ -140,6 +145,10 @@ def _check_header(h: ReviewHeader) -> None:
         value = getattr(h, name)
         _want(isinstance(value, tuple) and all(isinstance(p, str) for p in value), f"{name}: strings")
     _want(isinstance(h.hypothesis, bool) and isinstance(h.rerun, bool), "hypothesis and rerun must be booleans")
+    _want(
+        isinstance(h.select, tuple) and all(isinstance(p, str) and _relative(p) for p in h.select),
+        "select: relative tree paths without '..' or a leading '-'",
+    )
     for name in ("work_dir", "site_dir"):
         path = getattr(h, name)
         _want(isinstance(path, str) and path.startswith("/") and ".." not in path.split("/"), f"{name}: absolute")

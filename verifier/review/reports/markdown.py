@@ -47,10 +47,16 @@ def block(text: str) -> str:
 def _outcomes(row: TestRow) -> str:
     b = row.base.outcome.value if row.base else "not run"
     h = row.head.outcome.value if row.head else "not run"
-    return f"base {b} → head {h}"
+    text = f"base {b} → head {h}"
+    if row.base_version is not None:
+        v = row.base_version
+        text += f" (its base version: base {v.on_base.outcome.value} → head {v.on_head.outcome.value})"
+    return text
 
 
 def _failure_text(row: TestRow) -> str:
+    if row.classification is TestClass.REWRITTEN and row.base_version is not None:
+        return row.base_version.on_head.excerpt_untrusted or row.base_version.on_head.message_untrusted
     side = row.head if row.head and row.head.outcome.value in ("failed", "error") else row.base
     if side is None:
         return ""
@@ -105,11 +111,22 @@ def render(ev: ReviewEvidence, limit: int = MAX_CHARS) -> str:
         "",
     ]
     callouts: list[str] = []
-    if ev.edited_judges:
-        ids = ", ".join(code(t, 120) for t in ev.edited_judges[:10])
-        more = f" and {len(ev.edited_judges) - 10} more" if len(ev.edited_judges) > 10 else ""
+    rewritten = [r.test_id for r in ev.tests if r.classification is TestClass.REWRITTEN]
+    if rewritten:
+        ids = ", ".join(code(t, 120) for t in rewritten[:10])
+        more = f" and {len(rewritten) - 10} more" if len(rewritten) > 10 else ""
         callouts.append(
-            f"> [!WARNING]\n> **This change edits its own judge:** {len(ev.edited_judges)} test(s) it edits went from "
+            f"> [!CAUTION]\n> **This change rewrites the tests of code it changed:** the base's own versions of "
+            f"{len(rewritten)} test(s) it edits or removes pass on the base code and not on the head code: "
+            f"{ids}{more}. Either the change broke them and hid it, or it changed behaviour on purpose: "
+            "a human decides."
+        )
+    to_pass = [r.test_id for r in ev.tests if r.classification is TestClass.EDITED_TO_PASS]
+    if to_pass:
+        ids = ", ".join(code(t, 120) for t in to_pass[:10])
+        more = f" and {len(to_pass) - 10} more" if len(to_pass) > 10 else ""
+        callouts.append(
+            f"> [!WARNING]\n> **This change edits its own judge:** {len(to_pass)} test(s) it edits went from "
             f"failing to passing: {ids}{more}. They do not count as fixed. Review them, or run "
             "`verifier review --tests base` to judge the change with the base's tests."
         )
@@ -120,11 +137,11 @@ def render(ev: ReviewEvidence, limit: int = MAX_CHARS) -> str:
         if not run.complete:
             callouts.append(f"> [!CAUTION]\n> **The {run.side} run did not complete:** {one_line(run.stopped, 300)}")
     summary = (
-        "| broken | fixed | added | edited to pass | still failing | still passing | flaky | error | missing "
-        "| skipped | removed |\n"
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
-        f"| {c.broken} | {c.fixed} | {c.added} | {c.edited_to_pass} | {c.still_failing} | {c.still_passing} "
-        f"| {c.flaky} | {c.error} | {c.missing} | {c.skipped} | {c.removed} |"
+        "| broken | rewritten | fixed | added | edited to pass | still failing | still passing | flaky | error "
+        "| missing | skipped | removed |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        f"| {c.broken} | {c.rewritten} | {c.fixed} | {c.added} | {c.edited_to_pass} | {c.still_failing} "
+        f"| {c.still_passing} | {c.flaky} | {c.error} | {c.missing} | {c.skipped} | {c.removed} |"
     )
     mode = "the head's tests on both sides" if ev.tests_mode == "head" else "the base's tests (+ tests the change adds)"
     summary += (
@@ -140,7 +157,14 @@ def render(ev: ReviewEvidence, limit: int = MAX_CHARS) -> str:
 
     body: list[str] = []
     body += _section("Regressions", rows(TestClass.BROKEN), budget, excerpts=MAX_EXCERPTS)
-    new_fail = [r for r in ev.tests if r.blocking and r.classification is not TestClass.BROKEN]
+    body += _section(
+        "Tests the change rewrote or removed (their base versions fail on its code)",
+        rows(TestClass.REWRITTEN),
+        budget,
+        excerpts=MAX_EXCERPTS,
+    )
+    named = (TestClass.BROKEN, TestClass.REWRITTEN)
+    new_fail = [r for r in ev.tests if r.blocking and r.classification not in named]
     body += _section("New failures, errors and missing tests", new_fail, budget, excerpts=MAX_EXCERPTS)
     body += _section("Tests the change edited that now pass", rows(TestClass.EDITED_TO_PASS), budget)
     body += _section("Fixed", rows(TestClass.FIXED), budget)
@@ -149,7 +173,8 @@ def render(ev: ReviewEvidence, limit: int = MAX_CHARS) -> str:
     body += _section("Other tests the change edited", edited, budget, why=False)
     body += _section("Added (passing or skipped)", rows(TestClass.ADDED, blocking=False), budget)
     body += _section("Removed", rows(TestClass.REMOVED), budget, why=False)
-    body += _section("Still failing (not caused by this change)", rows(TestClass.STILL_FAILING), budget, why=False)
+    still = rows(TestClass.STILL_FAILING, blocking=False)
+    body += _section("Still failing (not caused by this change)", still, budget, why=False)
     body += _section("Errors on both sides", rows(TestClass.ERROR, blocking=False), budget, why=False)
     text = "\n".join([*fixed_parts, *body, footer]).rstrip() + "\n"
     if len(text) > limit:  # cannot happen with the budget above; never post an over-long comment

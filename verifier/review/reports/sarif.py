@@ -23,6 +23,11 @@ SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas
 
 RULES: dict[str, tuple[str, str]] = {
     TestClass.BROKEN.value: ("Regression", "The test passed on the base and does not pass on the head."),
+    TestClass.REWRITTEN.value: (
+        "RewrittenJudge",
+        "The change edits or removes this test (or what it sees), and the base's version of it, "
+        "which passes on the base code, does not pass on the head code.",
+    ),
     TestClass.ADDED.value: ("FailingNewTest", "A test only the head has (added by the change) fails."),
     TestClass.ERROR.value: ("TestError", "The test errors in collection, setup or teardown on the head."),
     TestClass.MISSING.value: ("MissingTest", "The run ended before this test reported (crash, exit, time limit)."),
@@ -37,6 +42,13 @@ HELP: dict[str, tuple[str, str]] = {
         "head, with the same test code on both sides: the change broke what it tests.",
         "Run the test on the head and fix the code (or, if the old behaviour was wrong, change the test "
         "in its own reviewed commit). This blocks the review.",
+    ),
+    TestClass.REWRITTEN.value: (
+        "The change edits or removes this test, or what it sees (its module's other code, a conftest, "
+        "the configuration, helpers), and the base's version of the test, run on both sides' code, "
+        "passes on the base code and not on the head code: the change rewrote the judge that would "
+        "have caught it.",
+        "Run the base's version of the test on the head; restore it, or fix the code. This blocks the review.",
     ),
     TestClass.ADDED.value: (
         "A test the change adds (or that only the head collects) fails on the head code.",
