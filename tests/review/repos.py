@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -65,4 +67,35 @@ def add_branch(repo: Path, name: str, files: Mapping[str, str | None], start: st
     write(repo, files)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", name)
+    git(repo, "checkout", "-q", "main")
+
+
+def zero_blob(repo: Path, size: int) -> str:
+    """A blob of `size` zero bytes written as a loose object, streamed: never the file itself, and
+    a few hundred KiB in git however large it is."""
+    header = f"blob {size}\0".encode()
+    digest = hashlib.sha1(header)
+    packer = zlib.compressobj(9)
+    chunk = bytes(1 << 20)
+    parts = [packer.compress(header)]
+    left = size
+    while left:
+        piece = chunk[: min(left, len(chunk))]
+        digest.update(piece)
+        parts.append(packer.compress(piece))
+        left -= len(piece)
+    parts.append(packer.flush())
+    oid = digest.hexdigest()
+    target = repo / ".git" / "objects" / oid[:2] / oid[2:]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(b"".join(parts))
+    return oid
+
+
+def commit_blob(repo: Path, path: str, oid: str, branch: str) -> None:
+    """A branch `branch` off main with one commit that adds the blob `oid` at `path` (index only)."""
+    git(repo, "checkout", "-q", "-b", branch, "main")
+    git(repo, "update-index", "--add", "--cacheinfo", f"100644,{oid},{path}")
+    git(repo, "commit", "-q", "-m", branch)
+    git(repo, "reset", "-q", "--hard")
     git(repo, "checkout", "-q", "main")

@@ -191,3 +191,22 @@ def test_ok_needs_tests_on_both_sides() -> None:
         False,
         "the head run collected no tests",
     )
+
+
+def test_the_summary_line_adds_up() -> None:
+    """Attacks: "4 tests judged, 1 fixed, 2 still passing" left out the added test."""
+    collected = [[f"t.py::test_{i}", "t.py", i + 1, "t.py"] for i in range(4)]
+    base = view(
+        session(
+            collected=collected[:3],
+            results={"t.py::test_0": {"outcome": "failed"}}
+            | {f"t.py::test_{i}": {"outcome": "passed"} for i in (1, 2)},
+        )
+    )
+    head = view(session(collected=collected, results={i: {"outcome": "passed"} for i, _, _, _ in collected}))
+    head_files = {"t.py": Entry("100644", b"def test_0(): pass\ndef test_1(): pass\ndef test_2(): pass\n")}
+    table = build_table(base, head, ProvenanceIndex(head_files, head_files))
+    ok, reason = verdict(table, {"base": "", "head": ""}, {"base": 3, "head": 4})
+    assert ok and reason == "no regressions: 4 tests judged, 1 fixed, 2 still passing, 1 added"
+    total, *parts = reason.removeprefix("no regressions: ").split(", ")
+    assert sum(int(p.split()[0]) for p in parts) == int(total.split()[0]) == table.counts.total

@@ -54,6 +54,13 @@ def assert_one_line_error(done: subprocess.CompletedProcess[str], words: str) ->
         (["--base", "main", "--tests", "mine"], "--tests: 'mine' is not one of 'head', 'base'"),
         (["--base", "main", "-f", "markdown", "-f", "sarif"], "several formats need --out-dir"),
         (["--base", "main", "-f", "html"], "--format: 'html' is not one of 'markdown', 'json', 'junit', 'sarif'"),
+        (["--base", "main", "--pytest-args", "-p evil"], "--pytest-args: -p is refused: it would load a plugin"),
+        (["--base", "main", "--pytest-args", "tests"], "give test files and folders with --test-path"),
+        (["--base", "main", "--test-path", "nowhere.py"], "--test-path 'nowhere.py': no such file or folder"),
+        (["--base", "main", "--test-path", "../x"], "--test-path '../x': give a file or folder relative to"),
+        # Limits: one line naming the option, never pydantic's text (issue 23, section 4).
+        (["--base", "main", "--memory", "0"], "--memory 0: should be greater than or equal to 33554432"),
+        (["--base", "main", "--timeout", "0"], "--timeout 0.0: should be greater than 0"),
     ],
 )
 def test_bad_input_exits_2_with_one_line_and_leaves_the_repository_untouched(

@@ -58,6 +58,26 @@ def test_junit_parses_and_maps_outcomes() -> None:
     assert cases["test_broken"].get("classname") == "tests.test_a"
 
 
+def test_junit_has_each_test_s_time_and_the_suite_s_timestamp_and_hostname() -> None:
+    """Attacks: no per-test `time`, no suite `timestamp` / `hostname` (CI reporters show them)."""
+    suite = ET.fromstring(junit.render(evidence(every_class()))).find("testsuite")
+    assert suite is not None
+    assert suite.get("timestamp") == "2026-01-02T03:04:05+00:00" and suite.get("hostname") == "ci-runner-1"
+    assert {c.get("time") for c in suite.iter("testcase")} == {"0.250"}
+
+
+def test_sarif_names_the_tool_s_home_each_rule_s_help_and_the_commit() -> None:
+    """Attacks: no `informationUri`, no rule `help` / `fullDescription`, no `versionControlProvenance`."""
+    run = assert_valid_sarif(evidence(every_class()))["runs"][0]  # type: ignore[index]
+    assert run["tool"]["driver"]["informationUri"] == "https://pypi.org/project/sandboxed-verifier/"
+    for rule in run["tool"]["driver"]["rules"]:
+        assert rule["fullDescription"]["text"] and rule["help"]["text"] and rule["help"]["markdown"]
+    (vcs,) = run["versionControlProvenance"]
+    assert vcs["repositoryUri"] == "https://example.invalid/org/repo" and vcs["revisionId"] == "3" * 40
+    assert vcs["mappedTo"] == {"uriBaseId": "%SRCROOT%"}
+    assert run["invocations"][0]["startTimeUtc"] == "2026-01-02T03:04:05Z"
+
+
 def test_markdown_verdict_first_and_the_judge_edit_called_out() -> None:
     text = markdown.render(evidence(every_class(), edited=["tests/test_a.py::test_rigged"]))
     lines = text.splitlines()

@@ -49,6 +49,22 @@ def review(
         Path | None,
         typer.Option("--requirements", help="A requirements file to install instead of what the trees declare."),
     ] = None,
+    test_path: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--test-path",
+            help="A file or folder (relative to the repository root) that is tests, given to pytest as its path; "
+            "repeat it for several. For tests pytest's configuration does not name, e.g. a test.py run by unittest.",
+        ),
+    ] = None,
+    pytest_args: Annotated[
+        str,
+        typer.Option(
+            "--pytest-args",
+            help="Extra pytest options for both sides, e.g. \"-k 'not slow' -W error\": selection, warning and "
+            "reporting options only (-p, -c, -x, --pyargs and the like are refused; see docs/review.md).",
+        ),
+    ] = "",
     formats: Annotated[
         list[ReportFormat] | None,
         typer.Option(
@@ -93,9 +109,14 @@ def review(
         raise fail("--head and --patch: give one of them, not both", option="--patch")
 
     from verifier.errors import InvalidInput, SandboxUnavailable
-    from verifier.review import REVIEW_LIMITS, ReviewRequest
+    from verifier.review import REVIEW_LIMITS, ReviewRequest, pytest_options
     from verifier.review import review as run_review
     from verifier.review.reports import FILENAMES, FORMATS, render
+
+    try:
+        extra_args = pytest_options.parse(pytest_args)
+    except InvalidInput as exc:
+        raise fail(str(exc), option="--pytest-args") from None
 
     memory_bytes = parse_size(memory, "--memory")
     try:
@@ -105,7 +126,7 @@ def review(
         raise limits_failure(exc) from None
     request = ReviewRequest(
         repo=repo, base=base, head=head, patch=patch, tests=tests,
-        requirements=requirements, limits=limits,
+        requirements=requirements, test_paths=tuple(test_path or ()), pytest_args=extra_args, limits=limits,
     )  # fmt: skip
     try:
         with err.status("reviewing") as status:

@@ -4,8 +4,10 @@
     ev = review(ReviewRequest(repo=Path("."), base="main", head="HEAD"))
     ev.ok, ev.counts.broken, ev.review_id
 
-Modules, one job each: `gitread` (trees through git, patch, tree ids), `split` (tests vs
-code, the trees a run sees), `provenance` (unchanged / added / edited tests), `deps`
+Modules, one job each: `gitread` (trees through git, patch, tree ids), `pytest_config`
+(pytest's configuration file and options, as pytest finds and reads them), `pytest_options`
+(pytest's command-line options: `--pytest-args` checked, paths in `addopts`), `split` (tests vs
+code as pytest's session sees them, the trees a run sees), `provenance` (unchanged / added / edited tests), `deps`
 (declared dependencies, the project itself), `environment` (dependency images, offline),
 `sandbox_runs` (the two runs' containers), `supervisor_result` (the in-container result line,
 parsed), `classify` (the table and the verdict), `review_evidence` (`ReviewEvidence`, the

@@ -45,7 +45,7 @@ from verifier.review.review_evidence import (
     TestRow,
 )
 from verifier.review.supervisor_result import Session, SupervisorResult
-from verifier.text import clean
+from verifier.text import clean, shown_name
 
 _SIGNALS = {9: "SIGKILL: out of memory, or something killed it", 11: "SIGSEGV: a crash", 6: "SIGABRT: an abort"}
 
@@ -109,6 +109,7 @@ class SideView:
                 phase=report.when,
                 message_untrusted=clean(report.message),
                 excerpt_untrusted=clean(report.excerpt),
+                duration_s=max(0.0, report.duration_s),
             )
         if test_id in self.collected():
             return SideResult(outcome=Outcome.MISSING)
@@ -294,8 +295,8 @@ def build_table(
         if test_id not in ids:
             rows.append(
                 TestRow(
-                    test_id=clean(test_id),
-                    file=clean(test_id.split("::")[0]),
+                    test_id=shown_name(test_id),
+                    file=shown_name(test_id.split("::")[0]),
                     line=line,
                     provenance=Provenance.REMOVED,
                     classification=TestClass.REMOVED,
@@ -335,8 +336,8 @@ def _row(
         note = f"{note}; edited: {why}" if note else f"edited: {why}"
     file, line = where.get(test_id, (test_id.split("::")[0], None))
     return TestRow(
-        test_id=clean(test_id),
-        file=clean(file) or None,
+        test_id=shown_name(test_id),
+        file=shown_name(file) or None,
         line=line if line and line >= 1 else None,
         provenance=prov,
         base=b,

@@ -12,13 +12,17 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
+import signal
 import stat
 import subprocess
+import sys
 import tarfile
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from verifier.errors import InvalidInput
 
@@ -29,6 +33,11 @@ MODE_FILE = "100644"
 MODE_EXEC = "100755"
 MODE_LINK = "120000"
 _GIT_TIMEOUT_S = 120
+#: Runs a command with its files' size limited (RLIMIT_FSIZE), set in the child before exec.
+_LIMITED = (
+    "import os, resource, sys; n = int(sys.argv[1]); resource.setrlimit(resource.RLIMIT_FSIZE, (n, n));"
+    " os.execvp(sys.argv[2], sys.argv[2:])"
+)
 
 
 @dataclass(frozen=True)
@@ -109,26 +118,43 @@ class GitRepo:
         tree = self._git(["rev-parse", "--verify", "--quiet", f"{commit}^{{tree}}"]).stdout.decode().strip()
         return commit, tree
 
+    def remote_uri(self) -> str:
+        """Where the repository lives, for reports: its origin remote without credentials, else
+        its folder's file:// URI."""
+        done = self._git(["config", "--get", "remote.origin.url"], check=False)
+        url = public_uri(done.stdout.decode("utf-8", "replace").strip()) if done.returncode == 0 else None
+        return url or self.path.resolve().as_uri()
+
     def snapshot(self, ref: str) -> Snapshot:
         commit, tree = self.resolve(ref)
         files, submodules = self.read_tree(tree)
         return Snapshot(ref=ref, commit=commit, tree_id=tree, files=files, skipped_submodules=submodules)
 
     def read_tree(self, tree: str) -> tuple[Files, tuple[str, ...]]:
-        """Every file and symlink of `tree` (recursively) with its bytes; submodules are listed apart."""
-        listing = self._git(["ls-tree", "-r", "-z", "--full-tree", tree]).stdout
+        """Every file and symlink of `tree` (recursively) with its bytes; submodules are listed apart.
+
+        The sizes come first (`git ls-tree -l`): a tree over `MAX_TREE_BYTES` is refused before
+        any blob is read, however small git stores it (a file of zeros compresses a thousandfold).
+        """
+        listing = self._git(["ls-tree", "-r", "-z", "-l", "--full-tree", tree]).stdout
         wanted: list[tuple[str, str, str]] = []
         submodules: list[str] = []
+        total = 0
         for record in listing.split(b"\0"):
             if not record:
                 continue
             meta, _, raw_path = record.partition(b"\t")
-            mode, kind, oid = meta.decode().split()
+            mode, kind, oid, size = meta.decode().split()
+            # Names are bytes in git: one that is not UTF-8 keeps them (surrogateescape), and is
+            # shown quoted in the evidence (verifier.text.shown_name).
             path = raw_path.decode("utf-8", "surrogateescape")
             if kind == "commit":
                 submodules.append(path)
             elif kind == "blob":
                 wanted.append((path, mode, oid))
+                total += int(size)
+                if total > MAX_TREE_BYTES:
+                    raise InvalidInput(f"the tree is larger than {MAX_TREE_BYTES // 1024**2} MiB")
         blobs = self._read_blobs(sorted({oid for _, _, oid in wanted}))
         files = {path: Entry(mode=_normal_mode(mode), data=blobs[oid]) for path, mode, oid in wanted}
         return files, tuple(submodules)
@@ -139,19 +165,30 @@ class GitRepo:
         out = self._git(["cat-file", "--batch"], stdin=("\n".join(oids) + "\n").encode()).stdout
         blobs: dict[str, bytes] = {}
         pos = 0
-        total = 0
         for oid in oids:
             end = out.index(b"\n", pos)
             header = out[pos:end].decode().split()
             if len(header) != 3 or header[0] != oid:
                 raise InvalidInput(f"git cat-file returned an unexpected header for {oid}")
             size = int(header[2])
-            total += size
-            if total > MAX_TREE_BYTES:
-                raise InvalidInput(f"the tree is larger than {MAX_TREE_BYTES // 1024**2} MiB")
             blobs[oid] = out[end + 1 : end + 1 + size]
             pos = end + 1 + size + 1
         return blobs
+
+
+def public_uri(url: str) -> str | None:
+    """A remote's URL as an absolute URI without user or password (a token in an https URL stays
+    out of every report); scp-like ``git@host:org/repo`` becomes ``ssh://host/org/repo``."""
+    scp = re.fullmatch(r"(?:[^@/:]+@)?([A-Za-z0-9.-]+):(?!//)([^\s]+)", url)
+    if scp is not None:
+        return f"ssh://{scp.group(1)}/{scp.group(2).lstrip('/')}"
+    parts = urlsplit(url)
+    if parts.scheme in ("http", "https", "ssh", "git") and parts.hostname:
+        netloc = parts.hostname + (f":{parts.port}" if parts.port else "")
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    if url.startswith("/"):
+        return Path(url).as_uri()
+    return None
 
 
 def _normal_mode(mode: str) -> str:
@@ -181,13 +218,17 @@ def apply_patch(files: Mapping[str, Entry], patch: bytes) -> Files:
         env["GIT_CEILING_DIRECTORIES"] = tmp  # never discover a repository above the scratch tree
         patch_path = Path(tmp) / "change.patch"
         patch_path.write_bytes(patch)
+        # Under a file-size limit: a binary patch of a few KiB can inflate to gigabytes of disk.
+        apply = ["git", "apply", "--whitespace=nowarn", str(patch_path)]
         done = subprocess.run(
-            ["git", "apply", "--whitespace=nowarn", str(patch_path)],
+            [sys.executable, "-I", "-c", _LIMITED, str(MAX_TREE_BYTES), *apply],
             cwd=root,
             capture_output=True,
             env=env,
             timeout=_GIT_TIMEOUT_S,
         )
+        if done.returncode == -signal.SIGXFSZ or b"File too large" in done.stderr:  # EFBIG, LC_ALL=C
+            raise InvalidInput(f"the patch makes a file larger than {MAX_TREE_BYTES // 1024**2} MiB")
         if done.returncode != 0:
             raise InvalidInput(f"the patch does not apply: {_first_line(done.stderr)}")
         return read_files(root)
@@ -205,17 +246,26 @@ def write_files(files: Mapping[str, Entry], root: Path) -> None:
 
 
 def read_files(root: Path) -> Files:
-    files: Files = {}
+    """The files under `root`, sizes checked (`lstat`) before any is read: over `MAX_TREE_BYTES`
+    is InvalidInput."""
+    found: list[tuple[str, Path, os.stat_result]] = []
+    total = 0
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         for name in sorted(filenames) + [d for d in dirnames if (Path(dirpath) / d).is_symlink()]:
             path = Path(dirpath) / name
-            rel = path.relative_to(root).as_posix()
             st = path.lstat()
-            if stat.S_ISLNK(st.st_mode):
-                files[rel] = Entry(MODE_LINK, os.fsencode(os.readlink(path)))
-            elif stat.S_ISREG(st.st_mode):
-                files[rel] = Entry(MODE_EXEC if st.st_mode & 0o100 else MODE_FILE, path.read_bytes())
+            if stat.S_ISREG(st.st_mode):
+                total += st.st_size
+                if total > MAX_TREE_BYTES:
+                    raise InvalidInput(f"the tree is larger than {MAX_TREE_BYTES // 1024**2} MiB")
+            found.append((path.relative_to(root).as_posix(), path, st))
+    files: Files = {}
+    for rel, path, st in found:
+        if stat.S_ISLNK(st.st_mode):
+            files[rel] = Entry(MODE_LINK, os.fsencode(os.readlink(path)))
+        elif stat.S_ISREG(st.st_mode):
+            files[rel] = Entry(MODE_EXEC if st.st_mode & 0o100 else MODE_FILE, path.read_bytes())
     return files
 
 

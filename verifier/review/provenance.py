@@ -33,7 +33,8 @@ from enum import StrEnum
 from typing import Literal, TypeGuard
 
 from verifier.review.gitread import Entry
-from verifier.review.split import CONFIG_FILES, MIXED_CONFIG_FILES, Splitter, pytest_section
+from verifier.review.pytest_config import CONFIG_FILES
+from verifier.review.split import MIXED_CONFIG_FILES, Splitter, pytest_section
 
 Side = Literal["base", "head"]
 
@@ -97,7 +98,7 @@ class _Indexer:
                 if self.names.is_test_function(node.name):
                     continue
             elif isinstance(node, ast.ClassDef):
-                test_class = self.names.is_test_class(node.name)
+                test_class = self._test_class(node)
                 self._class(node, "", (), collected=test_class)
                 if test_class and self._plain(node):
                     continue  # its header is part of each of its tests' own digest
@@ -131,7 +132,8 @@ class _Indexer:
         return self.names.is_test_function(name)
 
     def _test_class(self, node: ast.ClassDef) -> bool:
-        return self.names.is_test_class(node.name)
+        """By name, or a unittest TestCase (pytest collects those whatever their name)."""
+        return self.names.is_test_class(node.name) or any(_base_name(b).endswith("TestCase") for b in node.bases)
 
     def _without_tests(self, node: ast.ClassDef) -> ast.ClassDef:
         """The class with its test methods taken out (they are their tests' own), nested classes too."""
@@ -159,6 +161,12 @@ class _Indexer:
         )
 
 
+def _base_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
 def split_node_id(node_id: str) -> tuple[str, str]:
     """pytest node id -> (file path, qualified name without parameters)."""
     path, _, rest = node_id.partition("::")
@@ -174,7 +182,7 @@ class ProvenanceIndex:
     def __init__(self, base: Mapping[str, Entry], head: Mapping[str, Entry], splitter: Splitter | None = None) -> None:
         self.base = base
         self.head = head
-        self.splitter = splitter or Splitter.for_trees(base, head)
+        self.splitter = splitter or Splitter.for_change(head, base)
         self._cache: dict[tuple[Side, str], _Module | None] = {}
         self.everywhere = self._changed_everywhere()
 

@@ -78,6 +78,7 @@ class SideResult(BaseModel):
     phase: str = Field("", description="setup, call or teardown: where the outcome was decided; collect for errors.")
     message_untrusted: Text = Field("", description="The failure's one-line message (repository-controlled).")
     excerpt_untrusted: Text = Field("", description="Tail of the failure report (repository-controlled).")
+    duration_s: float = Field(0.0, ge=0, description="pytest's duration of the test (setup, call, teardown).")
 
 
 class BaseVersion(BaseModel):
@@ -134,6 +135,19 @@ class TreeRef(BaseModel):
     ref: Text = Field(description="The ref as given (or 'base + patch').")
     commit: str | None = Field(None, description="Commit id; None for a tree made by applying a patch.")
     tree: str = Field(description="git tree id.")
+
+
+class PytestSession(BaseModel):
+    """How both sides' pytest sessions were set up: what decided which files are tests."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    config_file: Text | None = Field(description="The configuration file pytest read (a tree path), or None.")
+    paths: list[Text] = Field(description="The session's paths: --test-path / addopts, else testpaths, else '.'.")
+    python_files: list[Text]
+    python_classes: list[Text]
+    python_functions: list[Text]
+    args: list[Text] = Field(description="Options given to every session (configuration pinned, --pytest-args).")
 
 
 class EnvironmentRecord(BaseModel):
@@ -202,6 +216,8 @@ class Controls(BaseModel):
 class Timings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    started_at: str = Field("", description="When the review started: ISO 8601, UTC.")
+
     read_s: float = Field(0.0, description="Reading the trees through git, splitting, hashing.")
     environment_s: float = Field(0.0, description="Finding (or building) the environment images.")
     base_s: float = Field(0.0, description="The base run, container included.")
@@ -219,12 +235,17 @@ class ReviewEvidence(BaseModel):
     ok: bool = Field(description="Both runs complete and collected tests, nothing broken, no added test fails.")
     reason: Text = Field(description="One trusted sentence saying why ok is what it is.")
     repository: Text = Field(description="The repository's folder name (informational, not part of review_id).")
+    repository_uri: Text | None = Field(
+        None, description="Its origin remote's URL without credentials, else its file:// URI (informational)."
+    )
+    hostname: Text = Field("", description="The machine that ran the review (informational).")
     base: TreeRef
     head: TreeRef
     patch_sha256: str | None = Field(None, description="SHA-256 of the --patch file's bytes.")
     tests_mode: Literal["head", "base"] = Field(
         description="head: the head's tests judge both sides; base: the base's tests (+ files the change adds)."
     )
+    pytest: PytestSession
     isolation: Literal["in-process"] = Field(
         "in-process",
         description="The code under test shares a process with its tests and pytest (see docs/review.md).",
@@ -292,6 +313,7 @@ def identity(ev_fields: dict[str, Any]) -> dict[str, Any]:
         "head_tree": ev_fields["head"]["tree"],
         "patch_sha256": ev_fields["patch_sha256"],
         "tests_mode": ev_fields["tests_mode"],
+        "pytest": ev_fields["pytest"],
         "isolation": ev_fields["isolation"],
         "sandbox_image_id": ev_fields["sandbox_image_id"],
         "limits": ev_fields["limits"],

@@ -62,6 +62,8 @@ class RunPlan:
     hypothesis: bool
     #: Test files the session runs (None: pytest's own choice, all of them).
     select: tuple[str, ...] | None = None
+    #: Options for every pytest session of the run (`Splitter.session_options` + --pytest-args).
+    pytest_args: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,7 @@ class BaseRunCache:
             "hypothesis": plan.hypothesis,
             "project": [plan.project.name, plan.project.version, list(plan.project.import_roots)],
             "select": list(plan.select or ()),
+            "pytest_args": list(plan.pytest_args),
         }
         return sha256_bytes(canonical_json(what))
 
@@ -152,6 +155,7 @@ def payload(plan: RunPlan, limits: Limits, nonce: str, *, rerun: bool = True) ->
         pythonpath=(SITE_DIR, *(f"{WORK_DIR}/{r}" if r else WORK_DIR for r in plan.project.import_roots)),
         hypothesis=plan.hypothesis,
         rerun=rerun,
+        pytest_args=plan.pytest_args,
         select=plan.select or (),
         project=ReviewProject(
             name=plan.project.name or "",

@@ -8,9 +8,11 @@ Tests that fail, crash or hang are evidence, never exceptions.
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -20,12 +22,14 @@ from verifier.hashing import sha256_bytes
 from verifier.limits import Limits, MiB
 from verifier.review import deps as deps_mod
 from verifier.review import environment as env_mod
+from verifier.review import pytest_options
 from verifier.review.classify import SideView, build_table, verdict
 from verifier.review.gitread import Files, GitRepo, Snapshot, apply_patch, read_patch, tree_id
 from verifier.review.provenance import ProvenanceIndex
 from verifier.review.review_evidence import (
     EnvironmentRecord,
     ProjectRecord,
+    PytestSession,
     ReviewEvidence,
     RunRecord,
     Timings,
@@ -69,6 +73,10 @@ class ReviewRequest:
     patch: Path | None = None
     tests: TestsMode = "head"
     requirements: Path | None = None
+    #: Files or folders that are tests (pytest is given them as its paths): `--test-path`.
+    test_paths: tuple[str, ...] = ()
+    #: Extra pytest options for both sides' sessions (`pytest_options.check`): `--pytest-args`.
+    pytest_args: tuple[str, ...] = ()
     limits: Limits = field(default_factory=lambda: REVIEW_LIMITS)
     image: str | None = None
     #: Reuse the base tree's own run from an earlier review of the same base (`BaseRunCache`).
@@ -81,6 +89,7 @@ class Trees:
     head: Snapshot
     patch_sha256: str | None
     object_format: str
+    repository_uri: str | None = None
 
 
 def read_trees(req: ReviewRequest) -> Trees:
@@ -91,27 +100,30 @@ def read_trees(req: ReviewRequest) -> Trees:
     base = repo.snapshot(req.base)
     if req.patch is None:
         head = repo.snapshot(req.head or "HEAD")
-        return Trees(base, head, None, repo.object_format)
+        return Trees(base, head, None, repo.object_format, repo.remote_uri())
     patch = read_patch(req.patch)
     files = apply_patch(base.files, patch)
     head = Snapshot(ref="base + patch", commit=None, tree_id=tree_id(files, repo.object_format), files=files)
-    return Trees(base, head, sha256_bytes(patch), repo.object_format)
+    return Trees(base, head, sha256_bytes(patch), repo.object_format, repo.remote_uri())
 
 
-def plan_trees(trees: Trees, mode: TestsMode) -> tuple[Splitter, Files, Files]:
-    """(splitter, base run's tree, head run's tree) for the tests mode."""
+def plan_trees(trees: Trees, mode: TestsMode, test_paths: tuple[str, ...] = ()) -> tuple[Splitter, Files, Files]:
+    """(splitter, base run's tree, head run's tree) for the tests mode. The tests' side (the
+    head's tests, or the base's) has the pytest configuration that decides what is a test."""
     base, head = trees.base.files, trees.head.files
-    splitter = Splitter.for_trees(base, head)
+    tests_side, other = (head, base) if mode == "head" else (base, head)
+    splitter = Splitter.for_change(tests_side, other, test_paths)
     if mode == "head":
-        tests = splitter.tests(head)
         base_run, head_run = compose(base, head, splitter), dict(head)
     else:
         tests = base_mode_tests(base, head, splitter)
         base_run, head_run = compose(base, tests, splitter), compose(head, tests, splitter)
-    if not any(splitter.is_test_file(p) for p in tests):
+    if not any(splitter.is_test_file(p) for p in head_run):
         side = "head" if mode == "head" else "base"
+        where = ", ".join(r or "the root" for r in splitter.roots)
         raise InvalidInput(
-            f"no tests: the {side} tree has no file pytest would collect ({', '.join(splitter.python_files)})"
+            f"no tests: the {side} tree has no file pytest would collect (python_files "
+            f"{' '.join(splitter.python_files)} under {where}); name test files or folders with --test-path"
         )
     return splitter, base_run, head_run
 
@@ -130,6 +142,36 @@ def dependency_specs(
     return base, head
 
 
+def pytest_session(splitter: Splitter, user_args: tuple[str, ...]) -> PytestSession:
+    """What both sides' pytest sessions are given, and what decided which files are tests."""
+    return PytestSession(
+        config_file=splitter.config.inifile,
+        paths=[r or "." for r in splitter.roots],
+        python_files=list(splitter.python_files),
+        python_classes=list(splitter.config.get("python_classes")),
+        python_functions=list(splitter.config.get("python_functions")),
+        args=[*splitter.session_options(), *user_args],
+    )
+
+
+def _environments(
+    client: Client, specs: tuple[deps_mod.DependencySpec, ...], sandbox: str, say: Progress
+) -> dict[tuple[str, ...], env_mod.Environment]:
+    """The environment image of each distinct dependency set, found or built."""
+    envs: dict[tuple[str, ...], env_mod.Environment] = {}
+    for spec in specs:
+        if spec.requirements not in envs:
+            envs[spec.requirements] = env_mod.ensure(client, spec, sandbox, say)
+            say(f"environment: {env_mod.describe(envs[spec.requirements])}")
+    return envs
+
+
+def base_session_options(splitter: Splitter, trees: Trees) -> tuple[str, ...]:
+    """The options that pin a session of the base's tests to the base's configuration."""
+    base = Splitter.for_tree(trees.base.files, splitter.claimed, also=trees.head.files)
+    return base.session_options()
+
+
 def run_plans(
     trees: Trees,
     mode: TestsMode,
@@ -137,26 +179,34 @@ def run_plans(
     files: tuple[Files, Files],
     envs: tuple[env_mod.Environment, env_mod.Environment],
     base_tests_too: bool,
+    user_args: tuple[str, ...] = (),
 ) -> list[RunPlan]:
     """The base and head runs of the tests mode, and (`base_tests_too`) the base's own tests on
-    both sides' code."""
+    both sides' code. Each session is pinned to the configuration of the tests it runs, then given
+    `user_args` (--pytest-args); every session starts from the --test-paths."""
     base_files, head_files = files
     base_env, head_env = envs
     hypothesis = uses_hypothesis(base_files) or uses_hypothesis(head_files)
     fmt = trees.object_format
     tests_from: Literal["head", "base+added"] = "head" if mode == "head" else "base+added"
     base_project, head_project = deps_mod.project_info(trees.base.files), deps_mod.project_info(trees.head.files)
+    args = (*splitter.session_options(), *user_args)
+    base_args = (*base_session_options(splitter, trees), *user_args)
+    test_paths = tuple(p or "." for p in splitter.claimed)
+    select = test_paths or None
     plans = [
-        RunPlan("base", "base", tests_from, base_files, tree_id(base_files, fmt), base_env, base_project, hypothesis),
-        RunPlan("head", "head", tests_from, head_files, tree_id(head_files, fmt), head_env, head_project, hypothesis),
-    ]
+        RunPlan("base", "base", tests_from, base_files, tree_id(base_files, fmt), base_env, base_project, hypothesis,
+                select, args),
+        RunPlan("head", "head", tests_from, head_files, tree_id(head_files, fmt), head_env, head_project, hypothesis,
+                select, args),
+    ]  # fmt: skip
     if base_tests_too:
         old_on_head = compose(trees.head.files, trees.base.files, splitter)
         plans += [
             RunPlan("base_tests_on_base", "base", "base", dict(trees.base.files), trees.base.tree_id, base_env,
-                    base_project, hypothesis),
+                    base_project, hypothesis, select, base_args),
             RunPlan("base_tests_on_head", "head", "base", old_on_head, tree_id(old_on_head, fmt), head_env,
-                    head_project, hypothesis),
+                    head_project, hypothesis, select, base_args),
         ]  # fmt: skip
     return plans
 
@@ -165,8 +215,11 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
     """Review one change. Raises InvalidInput (bad input) or SandboxUnavailable (no result)."""
     say = progress or (lambda _m: None)
     t0 = time.monotonic()
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    user_args = pytest_options.check(req.pytest_args)
     trees = read_trees(req)
-    splitter, base_files, head_files = plan_trees(trees, req.tests)
+    splitter, base_files, head_files = plan_trees(trees, req.tests, req.test_paths)
+    session = pytest_session(splitter, user_args)
     base_spec, head_spec = dependency_specs(trees, req.tests, req.requirements)
     provenance = ProvenanceIndex(trees.base.files, trees.head.files, splitter)
     base_tests_too = req.tests == "head" and provenance.tests_touched()
@@ -178,29 +231,13 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
         sandbox_id = image_id(client.api, sandbox)
     except SandboxUnavailable as exc:  # not built (ImageNotFound), or the engine failed
         raise SandboxUnavailable(f"the sandbox image {sandbox} is not available; run `verifier image build`") from exc
-    envs: dict[tuple[str, ...], env_mod.Environment] = {}
-    for spec in (base_spec, head_spec):
-        if spec.requirements not in envs:
-            envs[spec.requirements] = env_mod.ensure(client, spec, sandbox, say)
-            say(f"environment: {env_mod.describe(envs[spec.requirements])}")
+    envs = _environments(client, (base_spec, head_spec), sandbox, say)
     t_env = time.monotonic()
 
     side_envs = (envs[base_spec.requirements], envs[head_spec.requirements])
-    plans = run_plans(trees, req.tests, splitter, (base_files, head_files), side_envs, base_tests_too)
+    plans = run_plans(trees, req.tests, splitter, (base_files, head_files), side_envs, base_tests_too, user_args)
     say(f"running the tests in {len(plans)} sandboxes: " + ", ".join(p.side.replace("_", " ") for p in plans))
-    outputs = run_both(
-        plans,
-        req.limits,
-        on_done=lambda o: say(
-            f"{o.plan.side} run " + ("read from the cache" if o.cached else f"finished in {o.wall_s:.1f} s")
-        ),
-        cache=BaseRunCache() if req.cache else None,
-    )
-    for out in outputs:
-        why = failure(out)
-        if why is not None:
-            raise SandboxUnavailable(why)
-
+    outputs = _run(plans, req, say)
     views: dict[str, SideView] = {o.plan.side: SideView(o.result) for o in outputs}
     removed = provenance.removed_tests() if req.tests == "head" else []
     judges = (views["base_tests_on_base"], views["base_tests_on_head"]) if base_tests_too else None
@@ -215,10 +252,13 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
         "ok": ok,
         "reason": reason,
         "repository": req.repo.resolve().name,
+        "repository_uri": trees.repository_uri,
+        "hostname": socket.gethostname(),
         "base": TreeRef(ref=trees.base.ref, commit=trees.base.commit, tree=trees.base.tree_id).model_dump(),
         "head": TreeRef(ref=trees.head.ref, commit=trees.head.commit, tree=trees.head.tree_id).model_dump(),
         "patch_sha256": trees.patch_sha256,
         "tests_mode": req.tests,
+        "pytest": session.model_dump(),
         "isolation": "in-process",
         "sandbox_image_id": sandbox_id,
         "limits": req.limits.model_dump(),
@@ -235,6 +275,7 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
     fields["review_id"] = review_id(identity(fields))
     by_side = {o.plan.side: o.wall_s for o in outputs}
     fields["timings"] = Timings(
+        started_at=started_at,
         read_s=t_read - t0,
         environment_s=t_env - t_read,
         base_s=by_side["base"],
@@ -242,6 +283,23 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
         total_s=time.monotonic() - t0,
     ).model_dump()
     return ReviewEvidence.model_validate(fields)
+
+
+def _run(plans: list[RunPlan], req: ReviewRequest, say: Progress) -> list[RunOutput]:
+    """Every planned session, side by side; SandboxUnavailable when one produced no result."""
+    outputs = run_both(
+        plans,
+        req.limits,
+        on_done=lambda o: say(
+            f"{o.plan.side} run " + ("read from the cache" if o.cached else f"finished in {o.wall_s:.1f} s")
+        ),
+        cache=BaseRunCache() if req.cache else None,
+    )
+    for out in outputs:
+        why = failure(out)
+        if why is not None:
+            raise SandboxUnavailable(why)
+    return outputs
 
 
 def _run_record(out: RunOutput, view: SideView, stopped: str) -> RunRecord:

@@ -9,13 +9,20 @@ shape and bound every field; text in them is repository-controlled.
 from __future__ import annotations
 
 import json
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from verifier.runner.review_protocol import PROTOCOL, find_result
 from verifier.text import clean
 
 MAX_TEXT = 4000
+
+#: Text the tests wrote (a failure's message, a file name in a traceback): valid Unicode before its
+#: length is checked, lone surrogates replaced (pydantic refuses them in a bounded string, and the
+#: whole result with them). Ids keep theirs: they name files, and the host matches them with the
+#: trees' names (`verifier.text.shown_name` shows them in the evidence).
+Text = Annotated[str, BeforeValidator(lambda v: clean(v) if isinstance(v, str) else v)]
 
 
 class TestReport(BaseModel):
@@ -24,8 +31,8 @@ class TestReport(BaseModel):
 
     outcome: str
     when: str = ""
-    message: str = Field("", max_length=MAX_TEXT)
-    excerpt: str = Field("", max_length=MAX_TEXT)
+    message: Text = Field("", max_length=MAX_TEXT)
+    excerpt: Text = Field("", max_length=MAX_TEXT)
     duration_s: float = 0.0
 
 
@@ -33,8 +40,8 @@ class CollectError(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     id: str
-    message: str = Field("", max_length=MAX_TEXT)
-    excerpt: str = Field("", max_length=MAX_TEXT)
+    message: Text = Field("", max_length=MAX_TEXT)
+    excerpt: Text = Field("", max_length=MAX_TEXT)
 
 
 class Session(BaseModel):
@@ -51,7 +58,7 @@ class Session(BaseModel):
     tampered: list[str] = []
     returncode: int | None = None
     timed_out: bool = False
-    log_tail: str = Field("", max_length=2 * MAX_TEXT)
+    log_tail: Text = Field("", max_length=2 * MAX_TEXT)
     log_bytes: int = 0
     bad_records: int = 0
     duration_s: float = 0.0
@@ -63,8 +70,8 @@ class SupervisorResult(BaseModel):
     protocol: int
     files: int = 0
     runs: list[Session] = []
-    rerun_skipped: str | None = None
-    error: str | None = None
+    rerun_skipped: Text | None = None
+    error: Text | None = None
     supervisor_s: float = 0.0
 
     @property

@@ -206,7 +206,8 @@ def run_worker(header: ReviewHeader, args: list[str], deadline: float) -> dict[s
     output.start()
     assert proc.stdin is not None
     try:
-        proc.stdin.write(json.dumps({"args": args, "work_dir": work, "hypothesis": header.hypothesis}).encode())
+        job = {"args": [*header.pytest_args, *args], "work_dir": work, "hypothesis": header.hypothesis}
+        proc.stdin.write(json.dumps(job).encode())
         proc.stdin.close()
     except OSError:
         pass  # it died before reading its arguments; its exit says why

@@ -61,6 +61,8 @@ class ReviewHeader:
     pythonpath: tuple[str, ...]
     hypothesis: bool
     rerun: bool = True
+    #: Options for every pytest session (the configuration pinned, then the user's --pytest-args).
+    pytest_args: tuple[str, ...] = ()
     #: Tree paths (test files or folders) the first session runs; empty: pytest's own choice.
     select: tuple[str, ...] = ()
     project: ReviewProject = field(default_factory=ReviewProject)
@@ -74,8 +76,8 @@ class ReviewHeader:
     def to_json(self) -> bytes:
         """The header line, without its newline."""
         data = {"version": self.version} | {f.name: getattr(self, f.name) for f in fields(self)}
-        data["pythonpath"] = list(self.pythonpath)
-        data["select"] = list(self.select)
+        for name in _LISTS:
+            data[name] = list(getattr(self, name))
         data["project"] = {f.name: getattr(self.project, f.name) for f in fields(self.project)}
         return json.dumps(data).encode()
 
@@ -99,16 +101,18 @@ class ReviewHeader:
         if not isinstance(project, dict):
             raise ProtocolError("review header: project must be an object")
         _known(project, ReviewProject, "review header project")
-        pythonpath = raw.get("pythonpath")
-        select = raw.get("select", [])
-        if not isinstance(pythonpath, list) or not isinstance(select, list):
-            raise ProtocolError("review header: pythonpath and select must be lists")
+        lists = {name: raw[name] for name in _LISTS if name in raw}
+        for name, value in lists.items():
+            if not isinstance(value, list):
+                raise ProtocolError(f"review header: {name} must be a list")
         try:
-            return cls(
-                **{**raw, "pythonpath": tuple(pythonpath), "select": tuple(select), "project": ReviewProject(**project)}
-            )
+            return cls(**{**raw, **{k: tuple(v) for k, v in lists.items()}, "project": ReviewProject(**project)})
         except TypeError as exc:  # a required field is missing
             raise ProtocolError(f"review header: {exc}") from None
+
+
+#: The header's fields that are lists of strings (tuples in the dataclass).
+_LISTS = ("pythonpath", "pytest_args", "select")
 
 
 def _known(raw: dict[str, Any], cls: type, what: str) -> None:
@@ -137,7 +141,9 @@ def _check_header(h: ReviewHeader) -> None:
     _want(_is_int(h.tree_bytes) and h.tree_bytes >= 0, "tree_bytes must be an integer >= 0")
     _want(_is_int(h.budget_s) or isinstance(h.budget_s, float), "budget_s must be a number")
     _want(h.budget_s > 0, "budget_s must be > 0")
-    _want(isinstance(h.pythonpath, tuple) and all(isinstance(p, str) for p in h.pythonpath), "pythonpath: strings")
+    for name in _LISTS:
+        value = getattr(h, name)
+        _want(isinstance(value, tuple) and all(isinstance(p, str) for p in value), f"{name}: strings")
     _want(isinstance(h.hypothesis, bool) and isinstance(h.rerun, bool), "hypothesis and rerun must be booleans")
     _want(
         isinstance(h.select, tuple) and all(isinstance(p, str) and _relative(p) for p in h.select),

@@ -1,9 +1,10 @@
 """JUnit XML of the head run, as CI test reporters read it (pytest's own --junitxml shape).
 
-One ``<testcase>`` per test the head run collected: failed -> ``<failure>``, error or missing
--> ``<error>``, skipped and flaky -> ``<skipped>`` (a flaky test never counts as broken).
-The review's classification of each test is in its ``<system-out>``; the verdict and the
-hashes are properties of the suite. Gate CI on `verifier review`'s exit code, not on this
+One ``<testcase>`` per test the head run collected, with its ``time`` in the head run: failed
+-> ``<failure>``, error or missing -> ``<error>``, skipped and flaky -> ``<skipped>`` (a flaky
+test never counts as broken). The review's classification of each test is in its
+``<system-out>``; the verdict and the hashes are properties of the suite, which has the
+review's ``timestamp`` and ``hostname``. Gate CI on `verifier review`'s exit code, not on this
 file: a test that was already failing on the base is a failure here too.
 """
 
@@ -44,7 +45,9 @@ def render(ev: ReviewEvidence) -> str:
         ET.SubElement(props, "property", name=key, value=value)
     for row in rows:
         assert row.head is not None
-        case = ET.SubElement(suite, "testcase", classname=_classname(row), name=_name(row))
+        case = ET.SubElement(
+            suite, "testcase", classname=_classname(row), name=_name(row), time=f"{row.head.duration_s:.3f}"
+        )
         if row.file:
             case.set("file", visible(row.file, keep_newlines=False))
         if row.line:
@@ -71,6 +74,10 @@ def render(ev: ReviewEvidence) -> str:
     for key, n in counts.items():
         suite.set(key, str(n))
     suite.set("time", f"{head_run.duration_s:.3f}")
+    if ev.timings.started_at:
+        suite.set("timestamp", ev.timings.started_at)
+    if ev.hostname:
+        suite.set("hostname", visible(ev.hostname, keep_newlines=False))
     root = ET.Element("testsuites", name="verifier review", tests=str(len(rows)))
     for key, n in counts.items():
         root.set(key, str(n))

@@ -3,7 +3,9 @@
 Rules are the review's classifications; a result's level is ``error`` when the test blocks
 the review (broken, a failing added test, a new error, a missing test), ``warning`` for
 tests that fail on both sides, ``note`` for flaky ones. ``partialFingerprints`` carry a
-digest of the test id, so code scanning tracks one alert per test across pushes.
+digest of the test id, so code scanning tracks one alert per test across pushes. Each rule has
+its ``fullDescription`` and ``help``; the run names the tool's ``informationUri``, the
+repository and commit (``versionControlProvenance``), and when and where the review ran.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 from typing import Any
 from urllib.parse import quote
 
+from verifier._distribution import DISTRIBUTION
 from verifier.review.review_evidence import BAD, Outcome, ReviewEvidence, TestClass, TestRow
 from verifier.text import one_line
 
@@ -32,6 +35,49 @@ RULES: dict[str, tuple[str, str]] = {
     TestClass.FLAKY.value: ("FlakyTest", "The test's outcome changed when it was rerun on the same tree."),
 }
 
+#: Each rule's full description and what to do about it (SARIF `fullDescription` and `help`).
+HELP: dict[str, tuple[str, str]] = {
+    TestClass.BROKEN.value: (
+        "The repository's own test passed on the base commit and fails, errors or is skipped on the "
+        "head, with the same test code on both sides: the change broke what it tests.",
+        "Run the test on the head and fix the code (or, if the old behaviour was wrong, change the test "
+        "in its own reviewed commit). This blocks the review.",
+    ),
+    TestClass.REWRITTEN.value: (
+        "The change edits or removes this test, or what it sees (its module's other code, a conftest, "
+        "the configuration, helpers), and the base's version of the test, run on both sides' code, "
+        "passes on the base code and not on the head code: the change rewrote the judge that would "
+        "have caught it.",
+        "Run the base's version of the test on the head; restore it, or fix the code. This blocks the review.",
+    ),
+    TestClass.ADDED.value: (
+        "A test the change adds (or that only the head collects) fails on the head code.",
+        "Fix the new test or the code it tests. This blocks the review.",
+    ),
+    TestClass.ERROR.value: (
+        "The test could not be collected, or its setup or teardown raised, on the head. It blocks when "
+        "it is new; an error on both sides is reported, not blocking.",
+        "Read the error on the head (an import error, a broken fixture) and fix it.",
+    ),
+    TestClass.MISSING.value: (
+        "The test was collected but never reported: the test process exited, crashed or hit the time "
+        "limit before it ran. A missing test is never counted as passed.",
+        "Find what ended the run (the run's log tail in the JSON evidence), e.g. sys.exit or os._exit "
+        "in the code under test, a crash, or a hang. This blocks the review.",
+    ),
+    TestClass.STILL_FAILING.value: (
+        "The test fails on the base and on the head: the change neither caused nor fixed it.",
+        "Not caused by this change; fix it separately.",
+    ),
+    TestClass.FLAKY.value: (
+        "The test's outcome differed between its first run and its rerun on the same tree, in a fresh "
+        "process: it is never counted as fixed or broken.",
+        "Make the test deterministic (time, randomness, order, shared state between tests).",
+    ),
+}
+#: Where to read about the tool (SARIF `informationUri`): the distribution's page on the package index.
+INFORMATION_URI = f"https://pypi.org/project/{DISTRIBUTION}/"
+
 _DEFAULT_LEVEL = {TestClass.STILL_FAILING.value: "warning", TestClass.FLAKY.value: "note"}
 
 
@@ -47,6 +93,38 @@ def _level(row: TestRow) -> str:
     if row.blocking:
         return "error"
     return "note" if row.classification is TestClass.FLAKY else "warning"
+
+
+def _rule(rid: str) -> dict[str, Any]:
+    name, short = RULES[rid]
+    full, advice = HELP[rid]
+    return {
+        "id": rid,
+        "name": name,
+        "shortDescription": {"text": short},
+        "fullDescription": {"text": full},
+        "help": {"text": f"{full} {advice}", "markdown": f"**{name}**: {full}\n\n{advice}"},
+        "defaultConfiguration": {"level": _DEFAULT_LEVEL.get(rid, "error")},
+    }
+
+
+def _provenance(ev: ReviewEvidence) -> dict[str, Any]:
+    """The repository and the commit the results are about (the head; for a patch, its base)."""
+    commit = ev.head.commit or ev.base.commit
+    found: dict[str, Any] = {"repositoryUri": ev.repository_uri or "file:///", "mappedTo": {"uriBaseId": "%SRCROOT%"}}
+    if commit:
+        found["revisionId"] = commit
+    found["properties"] = {"baseCommit": ev.base.commit, "headTree": ev.head.tree, "patchSha256": ev.patch_sha256}
+    return found
+
+
+def _invocation(ev: ReviewEvidence) -> dict[str, Any]:
+    out: dict[str, Any] = {"executionSuccessful": all(r.complete for r in ev.runs), "exitCode": 0 if ev.ok else 1}
+    if ev.timings.started_at:
+        out["startTimeUtc"] = ev.timings.started_at.replace("+00:00", "Z")
+    if ev.hostname:
+        out["machine"] = one_line(ev.hostname, 200)
+    return out
 
 
 def render(ev: ReviewEvidence) -> str:
@@ -95,24 +173,13 @@ def document(ev: ReviewEvidence) -> dict[str, Any]:
                     "driver": {
                         "name": "verifier review",
                         "version": ev.verifier_version,
-                        "rules": [
-                            {
-                                "id": rid,
-                                "name": name,
-                                "shortDescription": {"text": desc},
-                                "defaultConfiguration": {"level": _DEFAULT_LEVEL.get(rid, "error")},
-                            }
-                            for rid, (name, desc) in RULES.items()
-                        ],
+                        "informationUri": INFORMATION_URI,
+                        "rules": [_rule(rid) for rid in RULES],
                     }
                 },
                 "automationDetails": {"id": "verifier-review/"},
-                "invocations": [
-                    {
-                        "executionSuccessful": all(r.complete for r in ev.runs),
-                        "exitCode": 0 if ev.ok else 1,
-                    }
-                ],
+                "versionControlProvenance": [_provenance(ev)],
+                "invocations": [_invocation(ev)],
                 "results": results,
                 "properties": {
                     "reviewId": ev.review_id,
