@@ -228,8 +228,9 @@ def test_honest_edits_to_the_tests_stay_ok(reviews: dict[str, ReviewEvidence], n
     assert {r.side for r in ev.runs} == {"base", "head", "base_tests_on_base", "base_tests_on_head"}
     old = [t for t in ev.tests if t.base_version is not None]
     assert len(old) >= 10 and all(t.base_version.on_head.outcome == "passed" for t in old)  # type: ignore[union-attr]
+    assert "the base's own tests still pass on the head code" in ev.reason
     if name != "new-test-file":
-        assert "whose base versions still pass" in ev.reason
+        assert "the change edits or removes" in ev.reason
 
 
 @pytest.mark.parametrize("name", list(TAMPER))

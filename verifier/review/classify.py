@@ -391,8 +391,12 @@ def verdict(table: Table, stops: dict[str, str], collected: dict[str, int]) -> t
         )
         if n or label in ("fixed", "still passing")
     ]
-    edited = sum(1 for r in table.rows if r.base_version is not None)
-    tail = f"; the change edits {edited} tests, whose base versions still pass on the head code" if edited else ""
+    tail = ""
+    if any(r.base_version is not None for r in table.rows):
+        touched = sum(1 for r in table.rows if r.provenance in (Provenance.EDITED, Provenance.REMOVED))
+        tail = "; the base's own tests still pass on the head code" + (
+            f" (the change edits or removes {touched} of them)" if touched else ""
+        )
     return True, "no regressions: " + ", ".join(judged) + tail
 
 
