@@ -60,6 +60,14 @@ class Admission:
         self.wait_s = wait_s
         self.folder = folder or slots_dir()
         self._ready = False
+        #: Set by `close`: every wait of this instance ends (HostOverloaded), none starts.
+        self._closed = threading.Event()
+
+    def close(self) -> None:
+        """Stop waiting: the jobs of this instance still waiting for a slot (and any that asks
+        later) get HostOverloaded at once, so that a service that is shutting down is not held
+        by its queue. Slots already held are untouched."""
+        self._closed.set()
 
     def _open(self, name: str) -> int:
         """A lock file of the folder, made (shared by every user's verifier on this machine) on
@@ -110,8 +118,12 @@ class Admission:
                 at_door.set()
 
         threading.Thread(target=queue, daemon=True, name="admission-door").start()
-        if at_door.wait(max(0.0, self.wait_s - (time.monotonic() - started))):
-            return fd
+        while not self._closed.is_set():
+            left = self.wait_s - (time.monotonic() - started)
+            if left <= 0:
+                break
+            if at_door.wait(min(left, 0.1)):
+                return fd
         with lock:
             if at_door.is_set():
                 return fd
@@ -119,6 +131,8 @@ class Admission:
         raise self._overloaded()
 
     def _overloaded(self) -> HostOverloaded:
+        if self._closed.is_set():
+            return HostOverloaded("the service is shutting down: it starts no more sandbox jobs")
         return HostOverloaded(
             f"no sandbox slot came free within {self.wait_s:.0f} s "
             f"({self.slots} may run at once on this machine; {ENV_SLOTS} sets it)"
@@ -130,6 +144,8 @@ class Admission:
         started = time.monotonic()
         order = list(range(self.slots))
         fd: int | None = None
+        if self._closed.is_set():
+            raise self._overloaded()
         door = self._door(started)
         try:
             while fd is None:
@@ -139,7 +155,7 @@ class Admission:
                     if fd is not None:
                         break
                 if fd is None:
-                    if time.monotonic() - started > self.wait_s:
+                    if time.monotonic() - started > self.wait_s or self._closed.is_set():
                         raise self._overloaded()
                     time.sleep(0.002)
         finally:
