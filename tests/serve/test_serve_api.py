@@ -4,6 +4,8 @@ of the engine is mocked; raw sockets play the slow and oversized clients."""
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
 import json
 import re
 import socket
@@ -17,12 +19,13 @@ import httpx
 import pytest
 
 from bench.mutants import mutate
-from tests.conftest import EXAMPLE, QUICK_SUITE
+from tests.conftest import EXAMPLE, QUICK_SUITE, ROOT
 from tests.serve.server import SLEEPY_SUITE, Served, make_token, start
 from verifier.bench import humaneval as he
-from verifier.client import Client
+from verifier.client import AsyncClient, Client
 from verifier.evidence import Evidence, Fault, Status
 from verifier.hashing import tree_sha256
+from verifier.serve.api import BatchLine
 from verifier.serve.tokens import token_hash
 from verifier.suite import load_suite
 
@@ -420,6 +423,50 @@ def test_a_humaneval_batch_gets_the_verdicts_of_bench_humaneval(served: Served, 
     assert [remote[i].ok for i in range(len(samples))] == [ev.ok for ev in local.evidence]
     assert sum(ev.ok for ev in local.evidence) >= len(HUMANEVAL_TASKS)  # the canonical ones pass
     assert all(remote[i].limits == local.evidence[i].limits for i in range(len(samples)))
+
+
+def test_the_clients_retry_what_the_server_asks_to_be_retried(served: Served) -> None:
+    """A token that may run one check at a time: while one runs, the client's second is answered
+    429 (Retry-After: 1) and the client tries again after it, until it gets its evidence."""
+    first: dict[str, Evidence] = {}
+    with Client(served.url, served.tokens["single"], retries=60, max_wait_s=5) as client:
+        runner = threading.Thread(target=lambda: first.update(ev=client.check(sleeper(3), "sleepy")))
+        runner.start()
+        deadline = time.monotonic() + 120
+        while metric(served, "verifier_serve_checks_in_flight") < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        refused_before = metric(served, 'verifier_serve_refused_total{error="concurrency"}')
+        second = client.check(sleeper(0), "sleepy")
+        runner.join(300)
+    assert second.ok and first["ev"].ok
+    assert metric(served, 'verifier_serve_refused_total{error="concurrency"}') > refused_before
+
+    async def through_the_async_client() -> list[BatchLine]:
+        async with AsyncClient(served.url, served.tokens["alice"]) as client:
+            single = await client.check(sleeper(0), "sleepy")
+            assert single.ok
+            return [line async for line in client.batch([("a", sleeper(0), "sleepy"), ("b", "x = (", "sleepy")])]
+
+    lines = {line.id: line.evidence for line in asyncio.run(through_the_async_client())}
+    assert lines["a"].ok and lines["b"].status is Status.ERROR
+
+
+def test_the_example_reward_function_scores_a_step_through_a_batch(served: Served) -> None:
+    spec = importlib.util.spec_from_file_location("grpo_reward", ROOT / "examples" / "serve" / "grpo_reward.py")
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    tasks = HUMANEVAL_TASKS[:2]
+    completions: list[Any] = [PROBLEMS[t]["canonical_solution"] for t in tasks]
+    completions.append([{"role": "assistant", "content": "    return None\n"}])  # conversational, wrong
+    with Client(served.url, served.tokens["alice"]) as client:
+        rewards = example.humaneval_reward(
+            completions,
+            prompt=[PROBLEMS[t]["prompt"] for t in [*tasks, tasks[0]]],
+            task_id=[*tasks, tasks[0]],
+            client=client,
+        )
+    assert rewards == [1.0, 1.0, 0.0]
 
 
 # -- SandboxFusion's /run_code ------------------------------------------------------------------

@@ -279,3 +279,18 @@ def test_the_core_and_the_wire_format_import_none_of_the_serve_extra() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_command_fails_in_one_line_naming_the_option(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from verifier.cli import app
+
+    missing = CliRunner().invoke(app, ["serve", "--config", str(tmp_path / "none.toml")])
+    assert missing.exit_code == 2 and "--config" in missing.output and "Traceback" not in missing.output
+    bad = tmp_path / "serve.toml"
+    bad.write_text('tokens = "t.toml"\nport = "eighty"\n')
+    wrong = CliRunner().invoke(app, ["serve", "--config", str(bad)])
+    assert wrong.exit_code == 2 and "port" in wrong.output and "Traceback" not in wrong.output
+    helped = CliRunner().invoke(app, ["serve", "--help"])
+    assert helped.exit_code == 0 and "127.0.0.1" in helped.output

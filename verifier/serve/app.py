@@ -200,11 +200,14 @@ def record(state: ServerState, spec: TokenSpec, client: ClientState, purpose: Pu
 async def run_check(
     state: ServerState, spec: TokenSpec, client: ClientState, candidate: Candidate, suite: Suite, purpose: Purpose
 ) -> Evidence:
-    """One admitted check; the principal's count is given back however it ends."""
+    """One admitted check; the principal's count is given back when it ends (also a check whose
+    client went away: it still holds its sandbox until it ends)."""
     try:
-        evidence = await state.running_engine().check(candidate, suite, purpose)
-    finally:
+        engine = state.running_engine()
+    except Refusal:
         client.done()
+        raise
+    evidence = await engine.check(candidate, suite, purpose, on_done=client.done)
     record(state, spec, client, purpose, evidence)
     return evidence
 
@@ -363,10 +366,11 @@ async def batch_lines(
             wait = client.bucket.take(spec, time.monotonic(), reserve=True)
             if wait > 0:
                 await asyncio.sleep(wait)
-            started.add(index)
-            evidence = await engine.check(item.candidate, item.suite, item.purpose)
-        finally:
+        except BaseException:
             client.done()
+            raise
+        started.add(index)
+        evidence = await engine.check(item.candidate, item.suite, item.purpose, on_done=client.done)
         record(state, spec, client, item.purpose, evidence)
         line = {"id": item.id, "evidence": evidence.model_dump(mode="json")}
         await lines.put(json.dumps(line, ensure_ascii=True) + "\n")
@@ -516,6 +520,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 def create_app(state: ServerState) -> FastAPI:
     app = FastAPI(
+        docs_url=None,  # no HTML pages that load scripts from elsewhere; /openapi.json is the document
+        redoc_url=None,
         title="verifier serve",
         version=__version__,
         description="Sandboxed, content-bound verification of model-written code (docs/serve.md).",

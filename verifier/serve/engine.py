@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Literal
@@ -150,22 +150,34 @@ class Engine:
             warm(timeout)
 
     # -- checks ------------------------------------------------------------------------------
-    async def check(self, candidate: Candidate, suite: Suite, purpose: Purpose) -> Evidence:
+    async def check(
+        self, candidate: Candidate, suite: Suite, purpose: Purpose, on_done: Callable[[], None] = lambda: None
+    ) -> Evidence:
         """The evidence of one check, made on a worker thread. Overloaded evidence (no check run)
         when `max_in_flight` checks are accepted already or the server is stopping. A caller
-        that is cancelled (its client went away) cancels the check if it has not started."""
+        that is cancelled (its client went away) cancels the check if it has not started; one
+        that has goes on to its end. `on_done` is called once, on the event loop, when the check
+        has ended (or was never started): what it holds (a principal's count) is held until then."""
         with self._in_flight_lock:
             full = self.closing or self.in_flight >= self.config.max_in_flight
             if not full:
                 self.in_flight += 1
         if full:
+            on_done()
             return self.refused(candidate, purpose)
+        loop = asyncio.get_running_loop()
         try:
             future: Future[Evidence] = self.executor.submit(self._run, purpose, candidate, suite)
         except RuntimeError:  # the executor shut down meanwhile
             self._finished()
+            on_done()
             return self.refused(candidate, purpose)
-        future.add_done_callback(lambda _: self._finished())
+
+        def ended(_: Future[Evidence]) -> None:
+            self._finished()
+            loop.call_soon_threadsafe(on_done)
+
+        future.add_done_callback(ended)
         return await asyncio.wrap_future(future)
 
     def _run(self, purpose: Purpose, candidate: Candidate, suite: Suite) -> Evidence:
