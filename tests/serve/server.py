@@ -88,14 +88,17 @@ def containers_of(pid: int) -> list[str]:
 Tokens = dict[str, tuple[str, dict[str, Any]]]
 
 
-def start(folder: Path, config: str, tokens: Tokens, env: dict[str, str] | None = None) -> Served:
-    """Write the configuration (`tokens = "tokens.toml"` is added) and start the server."""
+def start(
+    folder: Path, config: str, tokens: Tokens, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+) -> Served:
+    """Write the configuration (`tokens = "tokens.toml"` is added) and start the server (with
+    `args` on its command line)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "tokens.toml").write_text(tokens_toml(tokens))
     (folder / "serve.toml").write_text('tokens = "tokens.toml"\n' + config)
     log = open(folder / "server.log", "wb")  # noqa: SIM115 - the server's, closed with the test's process
     proc = subprocess.Popen(
-        [sys.executable, "-m", "verifier", "serve", "--config", str(folder / "serve.toml"), "--port", "0"],
+        [sys.executable, "-m", "verifier", "serve", "--config", str(folder / "serve.toml"), "--port", "0", *args],
         stdout=log,
         stderr=subprocess.STDOUT,
         env={**os.environ, **(env or {})},

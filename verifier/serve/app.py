@@ -76,7 +76,7 @@ class ServerState:
     def __post_init__(self) -> None:
         self.store = EvidenceStore(self.config.evidence_kept)
         self.metrics = Metrics(
-            waiting=lambda: self.engine.admission.waiting if self.engine else 0,
+            waiting=lambda: self.engine.admission.waiting + self.engine.queued if self.engine else 0,
             holding=lambda: self.engine.admission.holding if self.engine else 0,
             in_flight=lambda: self.engine.in_flight if self.engine else 0,
         )

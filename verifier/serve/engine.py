@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -36,19 +37,33 @@ from verifier.suite import PROGRAM_MEMORY_RESERVE, Suite
 from verifier.verify import Verifier
 
 Purpose = Literal["registered", "inline", "programs"]
+#: How many checks per machine-wide slot wait at the machine's door at once (the rest wait in the
+#: server): enough to keep every slot busy, few enough that a deep queue costs no threads.
+DISPATCH_PER_SLOT = 2
 #: Statuses the server runs again itself: only its own faults. An overloaded answer goes back
 #: to the caller at once (503 with Retry-After): the caller knows how long it may wait.
 RERUN = (Status.INFRA_ERROR,)
 
 
 class ObservedAdmission(Admission):
-    """The machine-wide slots, counting how many of this server's jobs wait for one and hold one."""
+    """The machine-wide slots, counting how many of this server's jobs wait for one and hold one.
+    A job's wait ends at its check's deadline (`until`), set on the worker thread that runs it."""
 
     def __init__(self, wait_s: float) -> None:
         super().__init__(wait_s=wait_s)
         self._count = threading.Lock()
+        self._local = threading.local()
         self.waiting = 0
         self.holding = 0
+
+    @contextmanager
+    def until(self, deadline: float) -> Iterator[None]:
+        """Jobs of this thread wait for a slot until `deadline` (time.monotonic) at the latest."""
+        self._local.deadline = deadline
+        try:
+            yield
+        finally:
+            self._local.deadline = None
 
     def _add(self, waiting: int, holding: int) -> None:
         with self._count:
@@ -56,11 +71,14 @@ class ObservedAdmission(Admission):
             self.holding += holding
 
     @contextmanager
-    def slot(self) -> Iterator[float]:
+    def slot(self, wait_s: float | None = None) -> Iterator[float]:
+        deadline = getattr(self._local, "deadline", None)
+        if wait_s is None and deadline is not None:
+            wait_s = max(0.0, deadline - time.monotonic())
         self._add(1, 0)
         entered = False
         try:
-            with super().slot() as waited:
+            with super().slot(wait_s) as waited:
                 self._add(-1, 1)
                 entered = True
                 try:
@@ -102,6 +120,11 @@ class Engine:
         self._making = threading.Lock()
         self.in_flight = 0
         self._in_flight_lock = threading.Lock()
+        #: Checks sent on to the machine's slots at once (each holds a worker thread there); the
+        #: others wait in the server, in arrival order, holding nothing but their request.
+        self.window = config.max_in_flight if ray is not None else max(2, DISPATCH_PER_SLOT * self.admission.slots)
+        self._window = asyncio.Semaphore(self.window)
+        self.queued = 0
         self.closing = False
         self.verifier("registered")  # its pool starts warming now
         if config.run_code.enabled:
@@ -154,10 +177,11 @@ class Engine:
         self, candidate: Candidate, suite: Suite, purpose: Purpose, on_done: Callable[[], None] = lambda: None
     ) -> Evidence:
         """The evidence of one check, made on a worker thread. Overloaded evidence (no check run)
-        when `max_in_flight` checks are accepted already or the server is stopping. A caller
-        that is cancelled (its client went away) cancels the check if it has not started; one
-        that has goes on to its end. `on_done` is called once, on the event loop, when the check
-        has ended (or was never started): what it holds (a principal's count) is held until then."""
+        when `max_in_flight` checks are accepted already, when it gets no slot within
+        `queue_wait_s`, or when the server is stopping. A caller that is cancelled (its client
+        went away) cancels the check if it has not started; one that has goes on to its end.
+        `on_done` is called once, on the event loop, when the check has ended (or was never
+        started): what it holds (a principal's count) is held until then."""
         with self._in_flight_lock:
             full = self.closing or self.in_flight >= self.config.max_in_flight
             if not full:
@@ -165,34 +189,65 @@ class Engine:
         if full:
             on_done()
             return self.refused(candidate, purpose)
+        deadline = time.monotonic() + self.config.queue_wait_s
+        try:
+            entered = await self._enter(deadline)
+        except BaseException:
+            self._finished()
+            on_done()
+            raise
+        if not entered:
+            self._finished()
+            on_done()
+            return self.refused(candidate, purpose, waited=True)
         loop = asyncio.get_running_loop()
         try:
-            future: Future[Evidence] = self.executor.submit(self._run, purpose, candidate, suite)
+            future: Future[Evidence] = self.executor.submit(self._run, purpose, candidate, suite, deadline)
         except RuntimeError:  # the executor shut down meanwhile
+            self._leave()
             self._finished()
             on_done()
             return self.refused(candidate, purpose)
 
         def ended(_: Future[Evidence]) -> None:
             self._finished()
+            loop.call_soon_threadsafe(self._leave)
             loop.call_soon_threadsafe(on_done)
 
         future.add_done_callback(ended)
         return await asyncio.wrap_future(future)
 
-    def _run(self, purpose: Purpose, candidate: Candidate, suite: Suite) -> Evidence:
+    async def _enter(self, deadline: float) -> bool:
+        """Wait (in arrival order, without a thread) for room among the checks sent on to the
+        machine's slots; False when there was none before `deadline`."""
+        self.queued += 1
+        try:
+            await asyncio.wait_for(self._window.acquire(), max(0.0, deadline - time.monotonic()))
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            self.queued -= 1
+
+    def _leave(self) -> None:
+        self._window.release()
+
+    def _run(self, purpose: Purpose, candidate: Candidate, suite: Suite, deadline: float) -> Evidence:
         # The verifier is made here, off the event loop: a Ray cluster's takes a while to start.
         verifier = self.verifier(purpose)
-        return check_retrying(verifier, candidate, suite, retries=self.config.retries, retried=RERUN)
+        with self.admission.until(deadline):
+            return check_retrying(verifier, candidate, suite, retries=self.config.retries, retried=RERUN)
 
     def _finished(self) -> None:
         with self._in_flight_lock:
             self.in_flight -= 1
 
-    def refused(self, candidate: Candidate, purpose: Purpose) -> Evidence:
-        """Overloaded evidence for a check the server did not start."""
+    def refused(self, candidate: Candidate, purpose: Purpose, *, waited: bool = False) -> Evidence:
+        """Overloaded evidence for a check the server did not start (`waited`: for lack of a slot)."""
         if self.closing:
             reason = "the server is shutting down and starts no more checks"
+        elif waited:
+            reason = f"the host was too busy: {self.admission.overloaded(self.config.queue_wait_s)}"
         else:
             reason = f"the server's queue is full ({self.config.max_in_flight} checks accepted at once)"
         with self._making:

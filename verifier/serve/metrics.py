@@ -20,7 +20,8 @@ class Metrics:
     def __init__(self, *, waiting: Callable[[], float], holding: Callable[[], float], in_flight: Callable[[], float]):
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
-        queue = Gauge("verifier_serve_queue_length", "Checks waiting for a machine-wide sandbox slot.", registry=r)
+        waits = "Checks waiting for a machine-wide sandbox slot (at its door or in the server's queue)."
+        queue = Gauge("verifier_serve_queue_length", waits, registry=r)
         queue.set_function(waiting)
         Gauge(
             "verifier_serve_running_sandboxes", "Sandbox slots this server holds (jobs running).", registry=r
