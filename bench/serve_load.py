@@ -9,8 +9,9 @@ and one seeded mutant of each, two of them loops that never end) for verdict ide
    throughput to match);
 2. a real server (`verifier serve`, a subprocess on 127.0.0.1, the same pool size and limits):
    the 328 as one /v1/batch, whose verdicts must be identical to 1's;
-3. waves of 10, 50 and 200 concurrent clients, each client a thread sending the 326 one check at
-   a time (POST /v1/check, no client-side retry) until the wave has sent `--rounds` x 326:
+3. waves of 10, 50 and 200 concurrent clients (each a connection of its own, an asyncio task of
+   this process), each sending the 326 one check at a time (POST /v1/check, no client-side retry)
+   until the wave has sent `--rounds` x 326, between two in-process runs of the 326:
    checks per second, p50/p99 latency, statuses; every request must get a verdict or
    `overloaded` (none lost, none a `timeout` where the in-process run found none);
 4. the server's memory (resident set, from /proc) before the waves and after `--soak` checks in
@@ -30,6 +31,7 @@ and in time (each request has a deadline). Writes bench/results/serve-load-<time
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import json
 import os
@@ -40,7 +42,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -147,39 +148,34 @@ def items_of(samples: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
 
 
 def wave(url: str, token: str, items: list[tuple[str, str, str]], clients: int, total: int) -> dict[str, Any]:
-    """`clients` threads sending checks (item i % len(items)) until `total` are answered."""
-    lock = threading.Lock()
-    cursor = {"next": 0}
-    rows: list[tuple[int, int, str, float]] = []
+    """`clients` concurrent clients (one connection each, asyncio tasks in this process, so that
+    the load generator takes little of the machine's CPU) sending checks (item i % len(items))
+    until `total` are answered."""
+    return asyncio.run(_wave(url, token, items, clients, total))
 
-    def client() -> None:
-        with httpx.Client(
-            base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=REQUEST_DEADLINE_S
-        ) as http:
-            while True:
-                with lock:
-                    n = cursor["next"]
-                    if n >= total:
-                        return
-                    cursor["next"] += 1
+
+async def _wave(url: str, token: str, items: list[tuple[str, str, str]], clients: int, total: int) -> dict[str, Any]:
+    cursor = iter(range(total))
+    rows: list[tuple[int, int, str, float]] = []
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=REQUEST_DEADLINE_S, limits=limits) as http:
+
+        async def client() -> None:
+            for n in cursor:
                 _, candidate, suite = items[n % len(items)]
                 started = time.monotonic()
                 try:
-                    response = http.post("/v1/check", json={"candidate": candidate, "suite": suite})
-                    status = response.json().get("status", response.json().get("error", "?"))
-                    code = response.status_code
+                    response = await http.post("/v1/check", json={"candidate": candidate, "suite": suite})
+                    body = response.json()
+                    status, code = body.get("status", body.get("error", "?")), response.status_code
                 except (httpx.HTTPError, ValueError) as exc:
                     code, status = 0, f"lost: {exc.__class__.__name__}"
-                with lock:
-                    rows.append((n, code, status, time.monotonic() - started))
+                rows.append((n, code, status, time.monotonic() - started))
 
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    started = time.monotonic()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    wall = time.monotonic() - started
+        started = time.monotonic()
+        await asyncio.gather(*(client() for _ in range(clients)))
+        wall = time.monotonic() - started
     latencies = [r[3] for r in rows]
     statuses: dict[str, int] = {}
     for _, _, status, _ in rows:
@@ -265,7 +261,7 @@ def served_part(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", default="10,50,200")
-    parser.add_argument("--rounds", type=int, default=1, help="Each wave sends ROUNDS x 326 checks.")
+    parser.add_argument("--rounds", type=int, default=2, help="Each wave sends ROUNDS x 326 checks.")
     parser.add_argument("--soak", type=int, default=10_000, help="Checks sent in all before memory is read.")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--limit", type=int, default=None, help="Only the first N samples (a trial run).")

@@ -22,9 +22,9 @@ from verifier.limits import Limits
 from verifier.sandbox.admission import Admission
 from verifier.serve import sandboxfusion
 from verifier.serve.api import RunCodeRequest
-from verifier.serve.app import redacted
 from verifier.serve.body import Refusal, declared_length, read_body
 from verifier.serve.config import ConfigError, RunCodeConfig, load_config, load_suites
+from verifier.serve.middleware import redacted
 from verifier.serve.quota import Bucket, ClientState, seconds_to_utc_midnight
 from verifier.serve.store import EvidenceStore
 from verifier.serve.tokens import TokenError, TokenSource, TokenSpec, parse_tokens, token_hash

@@ -15,7 +15,10 @@ uses (`verifier.sandbox.admission`), and every answer is the `Evidence` model, o
 - `engine`: the verifiers, the worker threads and the overload rule
 - `sandboxfusion`: `/run_code` requests as program suites, and evidence as SandboxFusion's answer
 - `body`: bounded, deadline-bound request bodies
-- `app`: the routes; `server`: uvicorn, signals, graceful shutdown
+- `state`: what one server holds; `checks`: one check's way through it (who, may it, the run,
+  the record; a batch's stream); `routes`: the endpoints; `middleware`: the access log (tokens
+  redacted) and the header bound; `app`: the FastAPI app and its lifespan
+- `server`: uvicorn (with a header deadline), signals, graceful shutdown
 
-Importing this package imports none of the extra's libraries (only `app` and `server` do).
+Importing this package imports none of the extra's libraries (the modules that need them do).
 """

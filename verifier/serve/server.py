@@ -26,9 +26,10 @@ from typing import Any, ClassVar
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from verifier.serve.app import ServerState, create_app
+from verifier.serve.app import create_app
 from verifier.serve.config import ServeConfig, load_suites
 from verifier.serve.engine import Engine
+from verifier.serve.state import ServerState
 from verifier.serve.tokens import TokenSource
 
 log = logging.getLogger("verifier.serve")
