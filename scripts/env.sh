@@ -9,7 +9,7 @@ if [[ ! -x "$VENV/bin/python" ]]; then
   echo "env: creating $VENV" >&2
   "$PY" -m venv "$VENV"
 fi
-EXTRAS="dev,agents,bench,ray"
+EXTRAS="dev,agents,bench,ray,serve"
 stamp="$VENV/.verifier-installed"
 want="$( (cat "$ROOT/pyproject.toml"; echo "$EXTRAS") | sha256sum | cut -d' ' -f1)"
 if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then

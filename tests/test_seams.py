@@ -16,6 +16,8 @@ EXTRAS = (
     "verifier.bench",
     "verifier.cluster",
     "verifier.review",
+    "verifier.serve",
+    "verifier.client",
     "verifier.cli",
     "verifier.__main__",
 )

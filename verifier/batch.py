@@ -22,6 +22,26 @@ Item = tuple[Path | Candidate | str | bytes, Path | str | Suite]
 RETRIED = (Status.INFRA_ERROR, Status.OVERLOADED)
 
 
+def check_retrying(
+    verifier: Verifier,
+    candidate: Path | Candidate | str | bytes,
+    suite: Path | str | Suite,
+    *,
+    retries: int = 1,
+    retried: tuple[Status, ...] = RETRIED,
+) -> Evidence:
+    """`verifier.check`, run again up to `retries` times while its status is one of `retried`
+    (not the candidate's doing); the evidence's `attempts` counts every sandbox run it took."""
+    ev = verifier.check(candidate, suite)
+    runs = ev.attempts
+    for _ in range(retries):
+        if ev.status not in retried:
+            break
+        ev = verifier.check(candidate, suite)
+        runs += ev.attempts
+    return ev if runs == ev.attempts else ev.model_copy(update={"attempts": runs})
+
+
 def verify_batch(
     verifier: Verifier,
     items: Sequence[Item],
@@ -41,14 +61,7 @@ def verify_batch(
 
     def one(index: int) -> Evidence:
         candidate, suite = items[index]
-        ev = verifier.check(candidate, suite)
-        runs = ev.attempts
-        for _ in range(retries):
-            if ev.status not in RETRIED:
-                break
-            ev = verifier.check(candidate, suite)
-            runs += ev.attempts
-        return ev if runs == ev.attempts else ev.model_copy(update={"attempts": runs})
+        return check_retrying(verifier, candidate, suite, retries=retries)
 
     bar = Progress(
         TextColumn("[bold]verifying"),

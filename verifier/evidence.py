@@ -34,7 +34,7 @@ from verifier.runner.protocol import (
 )
 from verifier.text import clean, one_line
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MAX_MESSAGE_CHARS = 2000
 MAX_UNTRUSTED_CHARS = 4000
 
@@ -187,6 +187,14 @@ class CaseOutcome(BaseModel):
     exit_code: int | None = None
     signal: int | None = Field(None, description="The signal that ended the program, if one did.")
     difference: LineDifference | None = Field(None, description="For a wrong answer: the first differing line.")
+    stdout_untrusted: UntrustedText | None = Field(
+        None,
+        description='compare = "none" only: what the program wrote to stdout, all of it (UTF-8, undecodable bytes '
+        "replaced); null for the other modes, whose outputs are compared in the sandbox and never leave it.",
+    )
+    stderr_untrusted: UntrustedText | None = Field(
+        None, description='compare = "none" only: what the program wrote to stderr (as stdout).'
+    )
 
 
 class Durations(BaseModel):

@@ -8,6 +8,7 @@ suite loads, with errors that name the file, the key and what is allowed.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -30,7 +31,7 @@ from verifier.runner.protocol import (
     TrustedProcess,
 )
 from verifier.runner.suite_files import is_test_file
-from verifier.runner.trees import reserved
+from verifier.runner.trees import reserved, shown, tree_problem
 
 MAX_SUITE_BYTES = 8 * 1024**2
 MANIFEST = "suite.toml"
@@ -57,11 +58,13 @@ class ProgramManifest(BaseModel):
         description="A folder of NAME.in + NAME.out files in the suite, or a .jsonl file of "
         '{"name"?, "input", "output"} lines.',
     )
-    compare: Literal["exact", "tokens", "float", "checker"] = Field(
+    compare: Literal["exact", "tokens", "float", "checker", "none"] = Field(
         "tokens",
         description="exact (bytes; \\r\\n and one final newline forgiven), tokens (whitespace-separated), "
-        "float (tokens, numbers within abs_tol or rel_tol), or checker (a special judge: `checker`'s "
-        "check(input, output, expected), run on the trusted side).",
+        "float (tokens, numbers within abs_tol or rel_tol), checker (a special judge: `checker`'s "
+        "check(input, output, expected), run on the trusted side), or none (nothing is compared: a case "
+        "passes when the program exits 0 within its limits, and its stdout and stderr come back in the "
+        "evidence; a run, as a service's /run_code answers it).",
     )
     abs_tol: float = Field(1e-6, ge=0, allow_inf_nan=False, description="compare = float: absolute tolerance.")
     rel_tol: float = Field(1e-6, ge=0, allow_inf_nan=False, description="compare = float: relative tolerance.")
@@ -320,17 +323,36 @@ def load_suite(path: Path | str) -> Suite:
     if not root.is_dir():
         raise InvalidInput(f"suite {root} is not a folder")
     files, complete = _read_tree(root)
-    digest = tree_sha256(files)
     if not complete:
-        raise InvalidInput(f"suite {root} is larger than {MAX_SUITE_BYTES // 1024**2} MiB", sha256=digest)
+        raise InvalidInput(f"suite {root} is larger than {MAX_SUITE_BYTES // 1024**2} MiB", sha256=tree_sha256(files))
+    return _validated(files, f"suite {root}", str(root / MANIFEST), root.resolve().name)
+
+
+def suite_from_files(files: Mapping[str, bytes], name: str = "suite") -> Suite:
+    """A suite held in memory (relative POSIX path -> bytes), e.g. sent to a service: its paths
+    must be a canonical tree (`verifier.runner.trees`, as a candidate folder's), and it is then
+    validated as `load_suite` validates a folder. Raises InvalidInput naming what is refused."""
+    where = f"suite {name}"
+    problem = tree_problem(list(files))
+    if problem is not None:
+        raise InvalidInput(f"{where} is refused: it has {problem[0]}", detail_untrusted=shown(problem[1]))
+    held = {path: bytes(data) for path, data in files.items()}
+    if sum(len(data) for data in held.values()) > MAX_SUITE_BYTES:
+        raise InvalidInput(f"{where} is larger than {MAX_SUITE_BYTES // 1024**2} MiB", sha256=tree_sha256(held))
+    return _validated(held, where, f"{where}: {MANIFEST}", name)
+
+
+def _validated(files: dict[str, bytes], where: str, manifest_where: str, default_name: str) -> Suite:
+    """The suite of these files, or InvalidInput (naming the tree's digest) when unusable."""
+    digest = tree_sha256(files)
     try:
-        manifest = parse_manifest(files[MANIFEST], str(root / MANIFEST)) if MANIFEST in files else Manifest()
+        manifest = parse_manifest(files[MANIFEST], manifest_where) if MANIFEST in files else Manifest()
     except InvalidInput as exc:
         raise InvalidInput(str(exc), sha256=digest) from None
-    suite = Suite(files=files, manifest=manifest, name=manifest.name or root.resolve().name)
+    suite = Suite(files=files, manifest=manifest, name=manifest.name or default_name)
     if suite.kind == "program":
-        check_program(files, manifest, f"suite {root}")
+        check_program(files, manifest, where)
         return suite
     if not any(files[p].strip() for p in suite.test_files):
-        raise InvalidInput(f"suite {root} has no tests (no non-empty test_*.py or *_test.py file)", sha256=digest)
+        raise InvalidInput(f"{where} has no tests (no non-empty test_*.py or *_test.py file)", sha256=digest)
     return suite

@@ -12,6 +12,7 @@ busy the host was, and only a run with no fault of the candidate's is called `ov
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 
 from verifier.evidence import CaseOutcome, Counts, Failure, FailureKind, LineDifference, Status, is_proven
@@ -79,6 +80,11 @@ def _failure(record: FailureRecord) -> Failure:
     )
 
 
+def _kept(b64: str | None) -> str | None:
+    """A kept output (compare = "none") as text; the protocol checked that it is base64."""
+    return None if b64 is None else base64.b64decode(b64).decode("utf-8", "replace")
+
+
 def _case(record: CaseRecord) -> CaseOutcome:
     difference = None
     if record.line is not None and record.output_line is not None and record.expected_line is not None:
@@ -98,6 +104,8 @@ def _case(record: CaseRecord) -> CaseOutcome:
         memory_bytes=record.memory_bytes,
         exit_code=record.exit_code,
         signal=record.signal,
+        stdout_untrusted=_kept(record.stdout_b64),
+        stderr_untrusted=_kept(record.stderr_b64),
         difference=difference,
     )
 

@@ -11,7 +11,7 @@ import secrets
 import socket
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from verifier import __version__
 from verifier.errors import HostOverloaded, InvalidInput, SandboxUnavailable
@@ -48,6 +48,9 @@ from verifier.sandbox.backend import SandboxBackend, SandboxJob
 from verifier.suite import Suite, load_suite
 from verifier.verdict import Verdict, judge_result, read_result
 
+if TYPE_CHECKING:
+    from verifier.sandbox.admission import Admission
+
 #: Host-side slack past the in-container backstop, for container start and result reporting.
 HOST_GRACE_S = 30.0
 #: A reply from the candidate process may be at most this fraction of the sandbox's memory:
@@ -81,16 +84,23 @@ class Verifier:
 
     @classmethod
     def pooled(
-        cls, pool: PoolConfig | None = None, *, limits: Limits | None = None, image: str | None = None
+        cls,
+        pool: PoolConfig | None = None,
+        *,
+        limits: Limits | None = None,
+        image: str | None = None,
+        admission: Admission | None = None,
     ) -> Verifier:
         """A Verifier on a warm pool (see verifier.sandbox.pool and `PoolConfig`); close it to
-        remove the containers."""
+        remove the containers. `admission`: the machine-wide slots its jobs queue for (the
+        default `Admission()`; a service passes one with its own wait limit)."""
         from verifier.sandbox.image import image_tag
         from verifier.sandbox.pool import WarmPool
 
         limits = limits or Limits()
         image = image or image_tag()
-        return cls(backend=WarmPool(pool, image=image, limits=limits), image=image, limits=limits)
+        backend = WarmPool(pool, image=image, limits=limits, admission=admission)
+        return cls(backend=backend, image=image, limits=limits)
 
     @classmethod
     def with_policy(
@@ -100,13 +110,19 @@ class Verifier:
         *,
         limits: Limits | None = None,
         image: str | None = None,
+        admission: Admission | None = None,
     ) -> Verifier:
         """The one factory for a run policy: "cold" runs every job in a new container; "fresh"
-        and "reuse" a warm pool of that policy (the rest of its settings from `pool`)."""
+        and "reuse" a warm pool of that policy (the rest of its settings from `pool`). Every job
+        queues for a slot of `admission` (the default `Admission()` when None)."""
         if policy == "cold":
-            return cls(limits=limits, image=image)
+            if admission is None:
+                return cls(limits=limits, image=image)
+            from verifier.sandbox.docker_engine import DockerBackend
+
+            return cls(backend=DockerBackend(admission=admission), limits=limits, image=image)
         settings = (pool or PoolConfig()).model_copy(update={"policy": policy})
-        return cls.pooled(settings, limits=limits, image=image)
+        return cls.pooled(settings, limits=limits, image=image, admission=admission)
 
     @property
     def backend(self) -> SandboxBackend:

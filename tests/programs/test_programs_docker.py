@@ -178,3 +178,21 @@ def test_a_thousand_wrong_cases_still_make_evidence(pool: Verifier, tmp_path: Pa
     # A line of the text JSON expands most is cut to the case's byte budget, and the cut is said.
     got = with_text[0].difference.got_untrusted
     assert got is not None and 0 < len(got) <= 200 and "characters cut]" in got, got
+
+
+def test_compare_none_gives_back_what_the_program_wrote(pool: Verifier, tmp_path: Path) -> None:
+    """No output is compared: a case passes when the program exits 0, and its stdout and stderr
+    come back in the evidence, byte for byte (what /run_code answers); past its share of the
+    output limit a program is an output_limit, never cut short silently."""
+    suite = suite_of(tmp_path / "s", {"1": ("21\n", ""), "2": ("x\n", "")}, 'compare = "none"\n')
+    program = "import sys\nprint('é', file=sys.stderr)\nprint(int(input()) * 2)\n"
+    ev = pool.check(Candidate.from_text(program), suite)
+    first, second = ev.cases
+    assert first.status is Status.PASSED and first.stdout_untrusted == "42\n" and first.stderr_untrusted == "é\n"
+    assert second.status is Status.ERROR and second.exit_code == 1 and second.stdout_untrusted == ""
+    assert second.stderr_untrusted is not None and "ValueError" in second.stderr_untrusted
+    assert ev.status is Status.ERROR and not ev.ok
+    loud = pool.check(Candidate.from_text("print('x' * 10_000_000)\n"), suite)
+    assert [c.status for c in loud.cases] == [Status.OUTPUT_LIMIT] * 2
+    compared = pool.check(Candidate.from_text(program), suite_of(tmp_path / "t", {"1": ("21\n", "42\n")}))
+    assert compared.ok and compared.cases[0].stdout_untrusted is None  # compared inside, never sent back

@@ -5,7 +5,9 @@ protocol's own constants, so a change to one of them that breaks the sum fails h
 
 from __future__ import annotations
 
+import base64
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -73,6 +75,7 @@ def worst_case(char: str) -> CaseRecord:
         output_line=BIG_INT,
         expected_line=worst_text(10 * MAX_LINE, char),
         got_line_untrusted=worst_text(10 * MAX_LINE, char),
+        stderr_bytes=2**63,
     )
 
 
@@ -177,3 +180,42 @@ def test_a_result_without_an_output_budget_is_still_bounded() -> None:
     """Fakes and old callers pass no output budget: the records are bounded all the same."""
     line = format_result_line("n", False, worst_result("\U0001f600", 0, cases=0))
     assert len(payload(line)) <= RESULT_OVERHEAD_BYTES
+
+
+@pytest.mark.parametrize("output_bytes", [1024**2, 4 * 1024**2])
+@pytest.mark.parametrize("cases", [1, 7, MAX_CASES])
+def test_kept_outputs_share_the_candidates_budget(output_bytes: int, cases: int) -> None:
+    """compare = "none": each case's stdout and stderr come back (base64), as much as
+    `kept_output_bytes` lets a program write; all of them and the run's candidate output together
+    still fit the host's limit, and an output over its share (which the runner never sends) is
+    dropped rather than let through."""
+    kept = protocol.kept_output_bytes(output_bytes, cases)
+    full = base64.b64encode(b"\xff" * kept).decode()
+    record = CaseRecord(name="c", outcome="passed", summary="s", stdout_b64=full, stderr_b64=full, stderr_bytes=kept)
+    result = JobResult(
+        runner="pytest",
+        exit_code=0,
+        counts=JobCounts(),
+        candidate_output="\x01" * output_bytes,
+        kind="program",
+        cases=[record] * cases,
+    )
+    body = payload(format_result_line("n", False, result, output_bytes))
+    assert len(body) <= output_bytes + RESULT_OVERHEAD_BYTES
+    parsed = parse_result(body, max_bytes=output_bytes + RESULT_OVERHEAD_BYTES)
+    if kept:
+        assert all(c.stdout_b64 == full and c.stderr_b64 == full for c in parsed.cases)
+    too_much = replace(record, stdout_b64=base64.b64encode(b"x" * output_bytes).decode())
+    over = payload(format_result_line("n", False, replace(result, cases=[too_much] * cases), output_bytes))
+    assert len(over) <= output_bytes + RESULT_OVERHEAD_BYTES
+    assert parse_result(over, max_bytes=output_bytes + RESULT_OVERHEAD_BYTES).cases[0].stdout_b64 is None
+
+
+def test_a_kept_output_that_is_not_base64_is_refused() -> None:
+    line = format_result_line(
+        "n", False, JobResult(runner="pytest", exit_code=0, counts=JobCounts(), kind="program", cases=[]), 1024
+    )
+    raw = json.loads(payload(line))
+    raw["cases"] = [{"name": "c", "outcome": "passed", "summary": "s", "stdout_b64": "not base64!"}]
+    with pytest.raises(protocol.ProtocolError, match="stdout_b64"):
+        parse_result(json.dumps(raw).encode(), max_bytes=1024 + RESULT_OVERHEAD_BYTES)

@@ -80,6 +80,31 @@ def problem_suite(problem: dict[str, Any]) -> Suite:
     )
 
 
+def write_suites(
+    root: Path, problems: dict[str, dict[str, Any]], timeout_s: float = REFERENCE_TIMEOUT_S, runtime: Runtime = "runc"
+) -> list[Path]:
+    """Every problem's suite as a folder under `root` (root/<task_id>/: its test file and a
+    suite.toml with the manifest and `bench_limits`), for a service that registers suites by name
+    (`verifier serve`'s `suite_roots`): checked there, a sample gets the verdict it gets here."""
+    folders = []
+    limits = bench_limits(timeout_s, runtime)
+    for task_id, problem in problems.items():
+        suite = problem_suite(problem)
+        folder = root / task_id
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, data in suite.files.items():
+            (folder / name).write_bytes(data)
+        manifest = suite.manifest
+        (folder / "suite.toml").write_text(
+            f"name = {json.dumps(suite.name)}\nrunner = {json.dumps(manifest.runner)}\n"
+            f"trusted_process = {json.dumps(manifest.trusted_process)}\n\n[limits]\n"
+            f"timeout_s = {limits.timeout_s!r}\ncall_timeout_s = {limits.call_timeout_s!r}\n"
+            f"runtime = {json.dumps(limits.runtime)}\n"
+        )
+        folders.append(folder)
+    return folders
+
+
 def candidate_source(problem: dict[str, Any], completion: str) -> str:
     """What the reference executes before the test: prompt + completion."""
     return str(problem["prompt"]) + completion

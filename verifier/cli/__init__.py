@@ -15,6 +15,7 @@ from verifier.cli import check as _check
 from verifier.cli import maintenance as _maintenance
 from verifier.cli import review as _review
 from verifier.cli import runs as _runs
+from verifier.cli import serve as _serve
 from verifier.cli.common import Command, Group
 
 app = typer.Typer(
@@ -55,6 +56,7 @@ app.add_typer(_maintenance.image_app, name="image")
 app.add_typer(_runs.runs_app, name="runs")
 app.add_typer(_bench.bench_app, name="bench")
 app.command("review", cls=Command)(_review.review)
+app.command("serve", cls=Command)(_serve.serve)
 
 
 def main() -> None:

@@ -24,6 +24,7 @@ remaining cases are not run (each is recorded as such): the verdict is a timeout
 
 from __future__ import annotations
 
+import base64
 import errno
 import fcntl
 import os
@@ -48,6 +49,7 @@ from .protocol import (
     JobHeader,
     JobResult,
     ProgramConfig,
+    kept_output_bytes,
 )
 from .proxy import MAX_TIMEOUTS, SandboxFailure, control, oom_kills
 from .reset import candidate_processes
@@ -122,13 +124,17 @@ def _exited(pid: int) -> bool:
 
 
 class _Case:
-    """One case's process, pipes and limits."""
+    """One case's process, pipes and limits. `output_cap`: the most bytes of stdout (and of stderr)
+    a program may write; `stderr_keep`: how many bytes of its stderr are kept."""
 
-    def __init__(self, ctl: socket.socket, config: ProgramConfig, clock: ChargedClock, output_cap: int) -> None:
+    def __init__(
+        self, ctl: socket.socket, config: ProgramConfig, clock: ChargedClock, output_cap: int, stderr_keep: int
+    ) -> None:
         self.ctl = ctl
         self.config = config
         self.clock = clock
         self.output_cap = output_cap
+        self.stderr_keep = stderr_keep
 
     def run(self, case: Case, time_limit_s: float) -> _Run:
         run = _Run(time_limit_s=time_limit_s)
@@ -188,7 +194,7 @@ class _Case:
                 run.stdout += chunk[:room]
         else:
             run.err_total += len(chunk)
-            room = STDERR_KEEP - len(run.stderr)
+            room = self.stderr_keep - len(run.stderr)
             if room > 0:
                 run.stderr += chunk[:room]
         if run.out_total > self.output_cap or run.err_total > self.output_cap:
@@ -316,8 +322,17 @@ def _outcome(
         "signal": sig,
     }
     stderr = _stderr_detail(run)
+    # compare = "none": what the program wrote comes back with every outcome.
+    kept: dict[str, object] = {}
+    if config.compare == "none":
+        kept = {
+            "stdout_b64": base64.b64encode(bytes(run.stdout)).decode(),
+            "stderr_b64": base64.b64encode(bytes(run.stderr)).decode(),
+            "stderr_bytes": run.err_total,
+        }
 
     def record(outcome: str, summary: str, detail: str = stderr, **extra: object) -> _Outcome:
+        extra = {**kept, **extra}
         return _Outcome(CaseRecord(outcome=outcome, summary=summary, **base, **extra), detail)  # type: ignore[arg-type]
 
     if run.ended == "output_limit":
@@ -339,7 +354,7 @@ def _outcome(
         return record("runtime_error", f"the program {how}")
     verdict = judge(case, bytes(run.stdout))
     if verdict.ok:
-        return record("passed", verdict.summary, detail="")
+        return record("passed", verdict.summary, detail="", **kept)
     got = verdict.got_line
     if verdict.detail:
         detail = "\n".join(f"E   checker: {line}" for line in verdict.detail.splitlines()[:20])
@@ -357,6 +372,8 @@ def _outcome(
 
 
 def _judge(config: ProgramConfig, files: dict[str, bytes]) -> Callable[[Case, bytes], Judgement]:
+    if config.compare == "none":
+        return lambda case, output: Judgement(True, "the program exited 0 (no output is compared)")
     if config.compare == "checker":
         assert config.checker is not None
         check: Checker = checker_from_source(files[config.checker], f"{SUITE_DIR}/{config.checker}")
@@ -381,7 +398,10 @@ def run_program(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]
     judge = _judge(program, files)
     clock = ChargedClock()
     output_cap = config.output_bytes
-    runner = _Case(ctl, program, clock, output_cap)
+    stderr_keep = STDERR_KEEP
+    if program.compare == "none":  # every byte written comes back: each case gets its share
+        output_cap = stderr_keep = kept_output_bytes(config.output_bytes, len(cases))
+    runner = _Case(ctl, program, clock, output_cap, stderr_keep)
     outcomes: list[_Outcome] = []
     timeouts = 0
     trouble = False

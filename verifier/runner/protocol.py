@@ -153,8 +153,10 @@ FAILURE_KINDS = (
 SuiteKind = Literal["tests", "program"]
 KINDS: tuple[SuiteKind, ...] = get_args(SuiteKind)
 DEFAULT_KIND: Final = "tests"
-#: How a program's output is compared with a case's expected output (see cases.py).
-COMPARE_MODES = ("exact", "tokens", "float", "checker")
+#: How a program's output is compared with a case's expected output (see cases.py); "none"
+#: compares nothing: a case passes when the program exits 0 within its limits, and what it wrote
+#: to stdout and stderr comes back (the run of a service such as SandboxFusion's /run_code).
+COMPARE_MODES = ("exact", "tokens", "float", "checker", "none")
 #: One program case's outcome: passed, or why not (a subset of FAILURE_KINDS).
 CASE_OUTCOMES = ("passed", "wrong_answer", "runtime_error", "timeout", "oom", "output_limit", "overloaded", "infra")
 
@@ -201,6 +203,17 @@ ERROR_JSON_BYTES = 1024
 RESULT_FIXED_JSON_BYTES = 4 * 1024
 #: Result lines beyond the candidate output they carry (failures, cases, counts).
 RESULT_OVERHEAD_BYTES = MAX_FAILURES * FAILURE_JSON_BYTES + MAX_CASES * CASE_JSON_BYTES + RESULT_FIXED_JSON_BYTES
+
+
+#: compare = "none": the bytes of stdout (and as many of stderr) one case's program may write and
+#: have back, of a run of `cases` cases; more is an output_limit. Both come back base64 (4 bytes
+#: for 3, whatever they hold), so all of them together take at most half of `output_bytes` of the
+#: result line's JSON; the run's candidate output (stderr log) gets the rest (`bounded_result`).
+def kept_output_bytes(output_bytes: int, cases: int) -> int:
+    share = output_bytes // 2 // max(1, cases)  # JSON bytes for one case's two outputs
+    return max(0, (share - 16) * 3 // 8)  # two base64 strings of this, with their quotes, fit in it
+
+
 #: Past this many times its limit in wall-clock time, a run or call that was waiting for a CPU
 #: (not running, not sleeping) ends as `overloaded` instead of running on.
 OVERLOAD_FACTOR = 4.0
@@ -422,6 +435,12 @@ class CaseRecord:
     output_line: int | None = None
     expected_line: str | None = None
     got_line_untrusted: str | None = None
+    #: compare = "none": what the program wrote to stdout, base64 (all of it: a program that
+    #: writes more than `kept_output_bytes` is an output_limit), and to stderr, base64 (its first
+    #: `kept_output_bytes`), with how many bytes it wrote to stderr in all.
+    stdout_b64: str | None = None
+    stderr_b64: str | None = None
+    stderr_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -536,16 +555,39 @@ def bounded_case(record: CaseRecord) -> CaseRecord:
 def bounded_result(result: JobResult, output_bytes: int | None = None) -> JobResult:
     """`result` within the result line's budget: at most MAX_FAILURES failures and MAX_CASES
     cases, each within its own budget, and the candidate's output in at most `output_bytes`
-    bytes of JSON (its start kept; None: left as it is, for results that carry no job's)."""
+    bytes of JSON (its start kept; None: left as it is, for results that carry no job's). The
+    outputs kept by compare = "none" share that budget: at most half of it (a kept output that
+    would not fit, which `kept_output_bytes` rules out, is dropped), the candidate output the rest."""
     output = result.candidate_output
+    cases, kept = _kept_within(
+        [bounded_case(c) for c in result.cases[:MAX_CASES]], None if output_bytes is None else output_bytes // 2
+    )
     return replace(
         result,
         failures=[bounded_failure(f) for f in result.failures[:MAX_FAILURES]],
         failures_total=max(result.failures_total, len(result.failures)),
-        cases=[bounded_case(c) for c in result.cases[:MAX_CASES]],
-        candidate_output=clean(output) if output_bytes is None else fit(output, output_bytes),
+        cases=cases,
+        candidate_output=clean(output) if output_bytes is None else fit(output, output_bytes - kept),
         sandbox_error=None if result.sandbox_error is None else fit(result.sandbox_error, ERROR_JSON_BYTES),
     )
+
+
+def _kept_within(cases: list[CaseRecord], budget: int | None) -> tuple[list[CaseRecord], int]:
+    """`cases` with their kept outputs (base64) within `budget` JSON bytes in all (None: no
+    budget), and the bytes they take."""
+    used = 0
+
+    def within(value: str | None) -> str | None:
+        nonlocal used
+        if value is None or not isinstance(value, str) or not value.isascii():
+            return None
+        if budget is not None and used + len(value) + 2 > budget:
+            return None
+        used += len(value) + 2
+        return value
+
+    kept = [replace(c, stdout_b64=within(c.stdout_b64), stderr_b64=within(c.stderr_b64)) for c in cases]
+    return kept, used
 
 
 def format_result_line(nonce: str, recycle: bool, result: JobResult, output_bytes: int | None = None) -> bytes:
@@ -627,7 +669,22 @@ def _case(raw: Any) -> CaseRecord:
         output_line=_optional_int(raw.get("output_line"), "output_line"),
         expected_line=_optional_line(raw.get("expected_line"), "expected_line", trusted=True),
         got_line_untrusted=_optional_line(raw.get("got_line_untrusted"), "got_line_untrusted", trusted=False),
+        stdout_b64=_optional_b64(raw.get("stdout_b64"), "stdout_b64"),
+        stderr_b64=_optional_b64(raw.get("stderr_b64"), "stderr_b64"),
+        stderr_bytes=_count(raw.get("stderr_bytes", 0), "stderr_bytes"),
     )
+
+
+def _optional_b64(value: Any, name: str) -> str | None:
+    """A kept output: base64 text (checked here, decoded by the verdict), or None."""
+    if value is None:
+        return None
+    text: str = _want(value, str, name)
+    try:
+        base64.b64decode(text, validate=True)
+    except ValueError:
+        raise ProtocolError(f"result field {name}: not base64") from None
+    return text
 
 
 def parse_result(payload: bytes, *, max_bytes: int) -> JobResult:

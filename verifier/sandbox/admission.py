@@ -59,12 +59,29 @@ class Admission:
         self.slots = slots or default_slots()
         self.wait_s = wait_s
         self.folder = folder or slots_dir()
+        self._folder = str(self.folder)
         self._ready = False
+        #: Set by `close`: every wait of this instance ends (HostOverloaded), none starts.
+        self._closed = threading.Event()
+        #: The events the jobs queued at the door wait on (`close` sets them all).
+        self._waiting: set[threading.Event] = set()
+        self._waiting_lock = threading.Lock()
+
+    def close(self) -> None:
+        """Stop waiting: the jobs of this instance still waiting for a slot (and any that asks
+        later) get HostOverloaded at once, so that a service that is shutting down is not held
+        by its queue. Slots already held are untouched."""
+        self._closed.set()
+        with self._waiting_lock:
+            for wake in self._waiting:
+                wake.set()
 
     def _open(self, name: str) -> int:
         """A lock file of the folder, made (shared by every user's verifier on this machine) on
         this instance's first use, or again if someone removed it meanwhile."""
-        path = self.folder / name
+        # A str path: the door's holder polls the slots every 2 ms, and a pathlib join per poll
+        # was most of the polling's CPU (measured through verifier serve).
+        path = os.path.join(self._folder, name)
         if self._ready:
             try:
                 return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
@@ -89,7 +106,7 @@ class Admission:
             raise
         return fd
 
-    def _door(self, started: float) -> int:
+    def _door(self, started: float, wait_s: float) -> int:
         """Queue on the door lock; its fd once this process is at the door. Raises HostOverloaded."""
         fd = self._open("door")
         try:  # nobody at the door (the usual case): no waiting thread needed
@@ -97,8 +114,8 @@ class Admission:
             return fd
         except BlockingIOError:
             pass
-        at_door = threading.Event()
-        state = {"abandoned": False}
+        wake = threading.Event()  # the door is ours, or close() was called
+        state = {"abandoned": False, "at_door": False}
         lock = threading.Lock()
 
         def queue() -> None:
@@ -107,30 +124,45 @@ class Admission:
                 if state["abandoned"]:
                     os.close(fd)  # the waiter gave up meanwhile: pass the door on
                     return
-                at_door.set()
+                state["at_door"] = True
+                wake.set()
 
+        with self._waiting_lock:
+            self._waiting.add(wake)
+        if self._closed.is_set():
+            wake.set()
         threading.Thread(target=queue, daemon=True, name="admission-door").start()
-        if at_door.wait(max(0.0, self.wait_s - (time.monotonic() - started))):
-            return fd
+        try:
+            wake.wait(max(0.0, wait_s - (time.monotonic() - started)))
+        finally:
+            with self._waiting_lock:
+                self._waiting.discard(wake)
         with lock:
-            if at_door.is_set():
+            if state["at_door"]:
                 return fd
             state["abandoned"] = True
-        raise self._overloaded()
+        raise self.overloaded(wait_s)
 
-    def _overloaded(self) -> HostOverloaded:
+    def overloaded(self, wait_s: float | None = None) -> HostOverloaded:
+        """What a job that got no slot within `wait_s` (this instance's wait limit when None) is told."""
+        if self._closed.is_set():
+            return HostOverloaded("the service is shutting down: it starts no more sandbox jobs")
         return HostOverloaded(
-            f"no sandbox slot came free within {self.wait_s:.0f} s "
+            f"no sandbox slot came free within {self.wait_s if wait_s is None else wait_s:.0f} s "
             f"({self.slots} may run at once on this machine; {ENV_SLOTS} sets it)"
         )
 
     @contextmanager
-    def slot(self) -> Iterator[float]:
-        """Wait for a free slot and hold it; yields the seconds waited. Raises HostOverloaded."""
+    def slot(self, wait_s: float | None = None) -> Iterator[float]:
+        """Wait for a free slot (at most `wait_s`, this instance's wait limit when None) and hold it;
+        yields the seconds waited. Raises HostOverloaded."""
+        limit = self.wait_s if wait_s is None else wait_s
         started = time.monotonic()
         order = list(range(self.slots))
         fd: int | None = None
-        door = self._door(started)
+        if self._closed.is_set():
+            raise self.overloaded(limit)
+        door = self._door(started, limit)
         try:
             while fd is None:
                 random.shuffle(order)
@@ -139,8 +171,8 @@ class Admission:
                     if fd is not None:
                         break
                 if fd is None:
-                    if time.monotonic() - started > self.wait_s:
-                        raise self._overloaded()
+                    if time.monotonic() - started > limit or self._closed.is_set():
+                        raise self.overloaded(limit)
                     time.sleep(0.002)
         finally:
             os.close(door)  # the next waiter's turn (closing the descriptor releases the lock)
@@ -157,5 +189,5 @@ class Unlimited(Admission):
         super().__init__(1)
 
     @contextmanager
-    def slot(self) -> Iterator[float]:
+    def slot(self, wait_s: float | None = None) -> Iterator[float]:
         yield 0.0

@@ -1,0 +1,296 @@
+"""The serve wing's own logic, without a server or an engine: configuration, tokens, quotas, body
+bounds, the SandboxFusion mapping, the evidence store, the client's retry rule."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import SUITE
+from verifier.client import _wait
+from verifier.errors import HostOverloaded
+from verifier.evidence import CaseOutcome, Counts, Evidence, Status
+from verifier.limits import Limits
+from verifier.sandbox.admission import Admission
+from verifier.serve import sandboxfusion
+from verifier.serve.api import RunCodeRequest
+from verifier.serve.body import Refusal, declared_length, read_body
+from verifier.serve.config import ConfigError, RunCodeConfig, load_config, load_suites
+from verifier.serve.middleware import redacted
+from verifier.serve.quota import Bucket, ClientState, seconds_to_utc_midnight
+from verifier.serve.store import EvidenceStore
+from verifier.serve.tokens import TokenError, TokenSource, TokenSpec, parse_tokens, token_hash
+from verifier.verify import Verifier
+
+TOKEN = "a-token-of-sixteen-chars"
+
+
+def spec(**settings: object) -> TokenSpec:
+    return TokenSpec.model_validate({"name": "t", "sha256": token_hash(TOKEN), **settings})
+
+
+# -- configuration --------------------------------------------------------------------------------
+def test_a_configuration_resolves_its_paths_and_names_a_bad_key(tmp_path: Path) -> None:
+    root = tmp_path / "roots" / "group" / "one"
+    root.mkdir(parents=True)
+    (root / "suite.toml").write_text('runner = "direct"\n')
+    (root / "test_x.py").write_text("def test_x():\n    pass\n")
+    path = tmp_path / "serve.toml"
+    path.write_text(f'tokens = "t.toml"\n[suites]\nfd = "{SUITE}"\n[suite_roots]\nhe = "roots"\n')
+    config = load_config(path)
+    assert config.tokens == tmp_path / "t.toml" and config.host == "127.0.0.1"
+    assert sorted(load_suites(config)) == ["fd", "he/group/one"]
+    for text, words in (
+        ('tokens = "t"\nbogus = 1\n', "unknown key 'bogus'"),
+        ('tokens = "t"\n[pool]\npolicy = "fresh"\n', "pool.policy"),
+        ('tokens = "t"\n[suites]\n"bad name" = "x"\n', "not a suite name"),
+        ('tokens = "t"\nqueue_wait_s = -1\n', "queue_wait_s"),
+    ):
+        path.write_text(text)
+        with pytest.raises(ConfigError, match=words):
+            load_config(path)
+    path.write_text(f'tokens = "t"\n[suites]\nmissing = "{tmp_path / "nowhere"}"\n')
+    with pytest.raises(ConfigError, match="suite 'missing'"):
+        load_suites(load_config(path))
+
+
+# -- tokens ---------------------------------------------------------------------------------------
+def test_tokens_are_found_by_their_hash_only() -> None:
+    book = parse_tokens(f'[[tokens]]\nname = "a"\nsha256 = ["{token_hash(TOKEN)}"]\nsuites = ["fd", "he/*"]\n', "f")
+    found = book.find(TOKEN)
+    assert found is not None and found.name == "a" and found.may_use("he/HumanEval/3") and not found.may_use("x")
+    assert book.find("another-token-of-16+") is None
+    assert book.find("short") is None and book.find("spaces in a token!!") is None
+    assert TOKEN not in repr(book)  # only hashes are held
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('[[tokens]]\nname = "a"\nsha256 = "abc"\n', "64 lower-case hex"),
+        (f'[[tokens]]\nname = "a"\nsha256 = "{"0" * 64}"\nextra = 1\n', "unknown key"),
+        (f'[[tokens]]\nname = "a"\nsha256 = "{"0" * 64}"\n[[tokens]]\nname = "a"\nsha256 = "{"1" * 64}"\n', "twice"),
+        (f'[[tokens]]\nname = "a"\nsha256 = "{"0" * 64}"\n[[tokens]]\nname = "b"\nsha256 = "{"0" * 64}"\n', "also"),
+    ],
+)
+def test_a_bad_token_file_is_refused_naming_the_key(text: str, words: str) -> None:
+    with pytest.raises(TokenError, match=words):
+        parse_tokens(text, "tokens.toml")
+
+
+def test_the_token_file_is_read_again_when_it_changes_and_a_broken_one_is_not_taken(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.toml"
+    path.write_text(f'[[tokens]]\nname = "a"\nsha256 = "{token_hash(TOKEN)}"\n')
+    source = TokenSource(path)
+    assert not source.reload_if_changed()
+    new = "the-next-token-0123456789"
+    path.write_text(f'[[tokens]]\nname = "a"\nsha256 = "{token_hash(new)}"\n')
+    assert source.reload_if_changed() and source.book.find(new) is not None and source.book.find(TOKEN) is None
+    path.write_text("[[tokens]\n")
+    with pytest.raises(TokenError):
+        source.reload_if_changed()
+    assert not source.reload_if_changed()  # reported once, not at every look
+    assert source.book.find(new) is not None  # the last good book stays
+
+
+# -- quotas ---------------------------------------------------------------------------------------
+def test_the_rate_bucket_allows_a_burst_then_the_rate() -> None:
+    rules = spec(rate_per_s=2.0, burst=3)
+    bucket = Bucket()
+    assert [bucket.take(rules, 100.0, reserve=False) for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert bucket.take(rules, 100.0, reserve=False) == pytest.approx(0.5)
+    assert bucket.take(rules, 100.5, reserve=False) == 0.0  # half a second later: one more
+    assert bucket.take(rules, 100.5, reserve=True) == pytest.approx(0.5)  # reserved: taken, wait
+    assert bucket.take(rules, 100.5, reserve=True) == pytest.approx(1.0)
+
+
+def test_the_daily_quota_counts_refunds_and_starts_again_each_utc_day() -> None:
+    rules = spec(daily_quota=3)
+    client = ClientState("t")
+    day = 86400 * 20000.0
+    assert client.charge(rules, 2, day + 10) and not client.charge(rules, 2, day + 20)
+    client.refund(1)
+    assert client.charge(rules, 2, day + 30) and not client.charge(rules, 1, day + 40)
+    assert client.charge(rules, 3, day + 86400)  # the next day
+    assert seconds_to_utc_midnight(day + 86400 - 5) == 5
+
+
+def test_concurrency_counts_and_waits() -> None:
+    rules = spec(concurrency=1)
+    client = ClientState("t")
+
+    async def scenario() -> list[str]:
+        order = []
+        assert client.try_start(rules) and not client.try_start(rules)
+
+        async def second() -> None:
+            await client.start(rules)
+            order.append("second started")
+            client.done()
+
+        waiter = asyncio.create_task(second())
+        await asyncio.sleep(0.05)
+        order.append("first done")
+        client.done()
+        await asyncio.wait_for(waiter, 5)
+        return order
+
+    assert asyncio.run(scenario()) == ["first done", "second started"]
+    assert client.running == 0
+
+
+# -- bodies ---------------------------------------------------------------------------------------
+def test_a_body_is_bounded_in_size_and_time() -> None:
+    async def chunks(parts: list[bytes], pause: float) -> AsyncIterator[bytes]:
+        for part in parts:
+            await asyncio.sleep(pause)
+            yield part
+
+    assert asyncio.run(read_body(chunks([b"ab", b"c"], 0), max_bytes=3, timeout_s=5)) == b"abc"
+    with pytest.raises(Refusal) as big:
+        asyncio.run(read_body(chunks([b"ab", b"cd"], 0), max_bytes=3, timeout_s=5))
+    assert big.value.status == 413
+    started = time.monotonic()
+    with pytest.raises(Refusal) as slow:
+        asyncio.run(read_body(chunks([b"a"] * 100, 0.1), max_bytes=1000, timeout_s=0.5))
+    assert slow.value.status == 408 and time.monotonic() - started < 5
+    with pytest.raises(Refusal) as declared:
+        declared_length("5000", 1000)
+    assert declared.value.status == 413
+    declared_length(None, 1000)
+
+
+def test_a_url_token_never_reaches_a_log_line() -> None:
+    assert redacted(f"/t/{TOKEN}/run_code") == "/t/<token>/run_code"
+    assert redacted("/v1/check") == "/v1/check"
+
+
+# -- the evidence store -----------------------------------------------------------------------------
+def closed(reason: str, sha: str = "") -> Evidence:
+    return Verifier(limits=Limits()).fail_closed(Status.INFRA_ERROR, reason, candidate_sha256=sha)
+
+
+def test_the_store_keeps_each_principals_own_and_forgets_the_oldest() -> None:
+    store = EvidenceStore(2)
+    first, second, third = closed("1", "a" * 64), closed("2", "b" * 64), closed("3", "c" * 64)
+    store.put("alice", first)
+    store.put("alice", second)
+    assert store.get("bob", first.evidence_id) is None and store.get("alice", first.evidence_id) == first
+    store.put("alice", third)
+    assert store.get("alice", first.evidence_id) is None and len(store) == 2
+
+
+# -- SandboxFusion ------------------------------------------------------------------------------
+def test_run_code_requests_become_one_case_program_suites() -> None:
+    config = RunCodeConfig(max_memory_mb=512, max_run_timeout_s=30)
+    request = RunCodeRequest(code="print(input())", stdin="hi\n", language="python", run_timeout=3, memory_limit_MB=64)
+    candidate, suite = sandboxfusion.program(request, config)
+    assert candidate.source == b"print(input())" and suite.kind == "program" and suite.program is not None
+    assert suite.program.compare == "none" and suite.program.time_limit_s == 3
+    assert suite.program.memory_bytes == 64 * 1024**2
+    default = sandboxfusion.program(request.model_copy(update={"memory_limit_MB": -1}), config)[1]
+    assert default.program is not None and default.program.memory_bytes == 512 * 1024**2
+    for update, words in (
+        ({"language": "cpp"}, "Python programs only"),
+        ({"files": {"a": "eA=="}}, "files is not supported"),
+        ({"args": ["-x"]}, "args is not supported"),
+        ({"run_timeout": 31}, "run_timeout"),
+        ({"memory_limit_MB": 513}, "memory_limit_MB"),
+    ):
+        with pytest.raises(Refusal, match=words):
+            sandboxfusion.program(request.model_copy(update=update), config)
+
+
+def program_evidence(case: CaseOutcome, status: Status) -> Evidence:
+    base = closed("x").model_dump()
+    passed = status is Status.PASSED
+    counts = Counts(expected=1, passed=int(passed), failed=int(not passed))
+    base.pop("fault")  # derived from the status
+    fields = {"status": status, "ok": passed, "reason": "r", "kind": "program", "cases": [case], "counts": counts}
+    return Evidence.model_validate({**base, **fields})
+
+
+def test_evidence_becomes_what_sandboxfusion_answers() -> None:
+    done = CaseOutcome(name="run", status=Status.PASSED, message="m", exit_code=0, stdout_untrusted="42\n")
+    status, answer = sandboxfusion.response(program_evidence(done, Status.PASSED))
+    assert status == 200 and answer.status == "Success" and answer.run_result is not None
+    assert answer.run_result.stdout == "42\n" and answer.run_result.return_code == 0
+    assert answer.compile_result is not None and answer.compile_result.return_code == 0
+    killed = CaseOutcome(name="run", status=Status.ERROR, message="m", signal=11, stdout_untrusted="")
+    _, answer = sandboxfusion.response(program_evidence(killed, Status.ERROR))
+    assert answer.status == "Failed" and answer.run_result is not None and answer.run_result.return_code == -11
+    slow = CaseOutcome(name="run", status=Status.TIMEOUT, message="m", stdout_untrusted="")
+    _, answer = sandboxfusion.response(program_evidence(slow, Status.TIMEOUT))
+    assert answer.run_result is not None and answer.run_result.status == "TimeLimitExceeded"
+    busy = Verifier(limits=Limits()).fail_closed(Status.OVERLOADED, "busy")
+    status, answer = sandboxfusion.response(busy)
+    assert status == 504 and answer.status == "SandboxError"  # the one status verl retries
+    status, answer = sandboxfusion.response(closed("our sandbox failed"))
+    assert status == 200 and answer.status == "SandboxError" and answer.message == "our sandbox failed"
+
+
+# -- machine-wide slots and the client --------------------------------------------------------------
+def test_closing_the_admission_ends_every_wait_at_once(tmp_path: Path) -> None:
+    admission = Admission(1, wait_s=600, folder=tmp_path)
+    outcome: list[BaseException] = []
+
+    def wait_for_a_slot() -> None:
+        try:
+            with admission.slot():
+                pass
+        except HostOverloaded as exc:
+            outcome.append(exc)
+
+    with Admission(1, folder=tmp_path).slot():
+        waiter = threading.Thread(target=wait_for_a_slot)
+        waiter.start()
+        time.sleep(0.3)
+        started = time.monotonic()
+        admission.close()
+        waiter.join(10)
+    assert outcome and "shutting down" in str(outcome[0]) and time.monotonic() - started < 5
+
+
+def test_the_client_waits_what_the_server_asks_and_no_longer_than_it_may() -> None:
+    def answer(status: int, retry_after: str | None = None) -> httpx.Response:
+        return httpx.Response(status, headers={"Retry-After": retry_after} if retry_after else {})
+
+    assert _wait(answer(503, "2"), 0, 3, 60) == 2.0
+    assert _wait(answer(429, "5"), 2, 3, 60) == 5.0
+    assert _wait(answer(429, "40000"), 0, 3, 60) is None  # a spent quota: hours away
+    assert _wait(answer(503, "2"), 3, 3, 60) is None  # retries spent
+    assert _wait(answer(403), 0, 3, 60) is None and _wait(answer(200), 0, 3, 60) is None
+
+
+def test_the_core_and_the_wire_format_import_none_of_the_serve_extra() -> None:
+    code = (
+        "import sys, verifier, verifier.verify, verifier.cli, verifier.serve, verifier.serve.api\n"
+        "loaded = sorted(m for m in ('fastapi', 'uvicorn', 'starlette', 'prometheus_client', 'httpx') "
+        "if m in sys.modules)\n"
+        "assert not loaded, loaded\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_command_fails_in_one_line_naming_the_option(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from verifier.cli import app
+
+    missing = CliRunner().invoke(app, ["serve", "--config", str(tmp_path / "none.toml")])
+    assert missing.exit_code == 2 and "--config" in missing.output and "Traceback" not in missing.output
+    bad = tmp_path / "serve.toml"
+    bad.write_text('tokens = "t.toml"\nport = "eighty"\n')
+    wrong = CliRunner().invoke(app, ["serve", "--config", str(bad)])
+    assert wrong.exit_code == 2 and "port" in wrong.output and "Traceback" not in wrong.output
+    helped = CliRunner().invoke(app, ["serve", "--help"])
+    assert helped.exit_code == 0 and "127.0.0.1" in helped.output

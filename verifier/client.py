@@ -1,0 +1,303 @@
+"""A client of `verifier serve` (the serve extra: httpx): `Client` and `AsyncClient`.
+
+    from verifier.client import Client
+
+    with Client("http://127.0.0.1:8080", token) as client:
+        ev = client.check(source, "find_duplicates")          # Evidence
+        for line in client.batch([("a", source_a, "find_duplicates"), ...]):
+            print(line.id, line.evidence.ok)                   # in the order they finish
+
+Answers the server asks to be retried are retried: 429 (rate, concurrency) and 503 (overloaded,
+stopping) after their Retry-After, at most `retries` times and never waiting longer than
+`max_wait_s` at once (a spent daily quota's Retry-After is hours: that raises at once). A batch
+item that comes back `overloaded` is sent again in a later batch, as many times. Anything else
+the server refuses raises `ServeError` with its status, code and reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import httpx
+
+from verifier.evidence import Evidence, Status
+from verifier.serve.api import (
+    BatchItem,
+    BatchLine,
+    CheckRequest,
+    Health,
+    InlineSuite,
+    RunCodeRequest,
+    RunCodeResponse,
+    SuiteByName,
+    SuiteInfo,
+)
+
+__all__ = ["AsyncClient", "Client", "ServeError"]
+
+#: Statuses the server asks to be retried after their Retry-After (504: /run_code's overloaded).
+RETRIED_STATUS = (429, 503, 504)
+SuiteRef = str | SuiteByName | InlineSuite
+#: A batch item: (id, candidate, suite), or a BatchItem.
+ItemInput = tuple[str, str | Mapping[str, str], SuiteRef] | BatchItem
+
+
+class ServeError(Exception):
+    """The server refused a request (after any retries)."""
+
+    def __init__(self, status: int, error: str, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(f"{status} {error}: {reason}")
+        self.status = status
+        self.error = error
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    try:
+        return float(response.headers["retry-after"])
+    except (KeyError, ValueError):
+        return None
+
+
+def _error(response: httpx.Response) -> ServeError:
+    try:
+        body = response.json()
+        error, reason = str(body.get("error", "")), str(body.get("reason", body))
+    except ValueError:
+        error, reason = "", response.text[:500]
+    return ServeError(response.status_code, error or "error", reason, _retry_after(response))
+
+
+def _wait(response: httpx.Response, attempt: int, retries: int, max_wait_s: float) -> float | None:
+    """Seconds to wait before trying `response`'s request again, or None: not again."""
+    if response.status_code not in RETRIED_STATUS or attempt >= retries:
+        return None
+    wait = _retry_after(response)
+    wait = min(2.0**attempt, 30.0) if wait is None else wait
+    return wait if wait <= max_wait_s else None
+
+
+def _item(value: ItemInput) -> BatchItem:
+    if isinstance(value, BatchItem):
+        return value
+    item_id, candidate, suite = value
+    source = dict(candidate) if isinstance(candidate, Mapping) else candidate
+    return BatchItem(id=item_id, candidate=source, suite=suite)
+
+
+def _check_body(candidate: str | Mapping[str, str], suite: SuiteRef) -> str:
+    request = CheckRequest(candidate=dict(candidate) if isinstance(candidate, Mapping) else candidate, suite=suite)
+    return request.model_dump_json()
+
+
+def _batch_body(items: Sequence[BatchItem]) -> str:
+    return json.dumps({"items": [item.model_dump(mode="json") for item in items]})
+
+
+def _evidence(response: httpx.Response) -> Evidence:
+    """The evidence a check answered (200, or 503 overloaded), or the refusal as ServeError."""
+    if response.status_code not in (200, 503):
+        raise _error(response)
+    try:
+        return Evidence.model_validate_json(response.content)
+    except ValueError:
+        raise _error(response) from None
+
+
+class Client:
+    """A synchronous client (one httpx connection pool; close it, or use `with`)."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        timeout: float = 900.0,
+        retries: int = 5,
+        max_wait_s: float = 60.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.retries = retries
+        self.max_wait_s = max_wait_s
+        self.http = httpx.Client(
+            base_url=url.rstrip("/"),
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=timeout,
+            transport=transport,
+        )
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.http.close()
+
+    def _request(self, method: str, path: str, body: str | None = None) -> httpx.Response:
+        for attempt in range(self.retries + 1):
+            response = self.http.request(
+                method, path, content=body, headers={"Content-Type": "application/json"} if body else None
+            )
+            wait = _wait(response, attempt, self.retries, self.max_wait_s)
+            if wait is None:
+                return response
+            time.sleep(wait)
+        return response
+
+    def health(self) -> Health:
+        response = self.http.get("/healthz")
+        if response.status_code != 200:
+            raise _error(response)
+        return Health.model_validate_json(response.content)
+
+    def suites(self) -> list[SuiteInfo]:
+        response = self._request("GET", "/v1/suites")
+        if response.status_code != 200:
+            raise _error(response)
+        return [SuiteInfo.model_validate(s) for s in response.json()]
+
+    def check(self, candidate: str | Mapping[str, str], suite: SuiteRef) -> Evidence:
+        """The evidence of one check (an overloaded one after the retries are spent)."""
+        return _evidence(self._request("POST", "/v1/check", _check_body(candidate, suite)))
+
+    def evidence(self, evidence_id: str) -> Evidence:
+        response = self._request("GET", f"/v1/evidence/{evidence_id}")
+        if response.status_code != 200:
+            raise _error(response)
+        return Evidence.model_validate_json(response.content)
+
+    def run_code(self, request: RunCodeRequest | Mapping[str, Any]) -> RunCodeResponse:
+        """SandboxFusion's /run_code."""
+        body = request if isinstance(request, RunCodeRequest) else RunCodeRequest.model_validate(dict(request))
+        response = self._request("POST", "/run_code", body.model_dump_json())
+        if response.status_code not in (200, 504):
+            raise _error(response)
+        return RunCodeResponse.model_validate_json(response.content)
+
+    def batch(self, items: Iterable[ItemInput]) -> Iterator[BatchLine]:
+        """Each item's evidence as it finishes. Items that come back overloaded are sent again
+        (in a later batch, after a pause) up to `retries` times; then their last evidence is given."""
+        pending = [_item(i) for i in items]
+        for attempt in range(self.retries + 1):
+            if not pending:
+                return
+            again: list[BatchItem] = []
+            by_id = {item.id: item for item in pending}
+            for line in self._batch_once(pending):
+                if line.evidence.status is Status.OVERLOADED and attempt < self.retries:
+                    again.append(by_id[line.id])
+                else:
+                    yield line
+            pending = again
+            if pending:
+                time.sleep(min(2.0**attempt, self.max_wait_s))
+
+    def _batch_once(self, items: Sequence[BatchItem]) -> Iterator[BatchLine]:
+        body = _batch_body(items)
+        for attempt in range(self.retries + 1):
+            with self.http.stream(
+                "POST", "/v1/batch", content=body, headers={"Content-Type": "application/json"}
+            ) as response:
+                if response.status_code == 200:
+                    for text in response.iter_lines():
+                        if text.strip():
+                            yield BatchLine.model_validate_json(text)
+                    return
+                response.read()
+                wait = _wait(response, attempt, self.retries, self.max_wait_s)
+                if wait is None:
+                    raise _error(response)
+            time.sleep(wait)
+
+
+class AsyncClient:
+    """The same, for asyncio (one httpx connection pool; `aclose` it, or use `async with`)."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        timeout: float = 900.0,
+        retries: int = 5,
+        max_wait_s: float = 60.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.retries = retries
+        self.max_wait_s = max_wait_s
+        self.http = httpx.AsyncClient(
+            base_url=url.rstrip("/"),
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=timeout,
+            transport=transport,
+        )
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def _request(self, method: str, path: str, body: str | None = None) -> httpx.Response:
+        for attempt in range(self.retries + 1):
+            response = await self.http.request(
+                method, path, content=body, headers={"Content-Type": "application/json"} if body else None
+            )
+            wait = _wait(response, attempt, self.retries, self.max_wait_s)
+            if wait is None:
+                return response
+            await asyncio.sleep(wait)
+        return response
+
+    async def check(self, candidate: str | Mapping[str, str], suite: SuiteRef) -> Evidence:
+        return _evidence(await self._request("POST", "/v1/check", _check_body(candidate, suite)))
+
+    async def evidence(self, evidence_id: str) -> Evidence:
+        response = await self._request("GET", f"/v1/evidence/{evidence_id}")
+        if response.status_code != 200:
+            raise _error(response)
+        return Evidence.model_validate_json(response.content)
+
+    async def batch(self, items: Iterable[ItemInput]) -> AsyncIterator[BatchLine]:
+        """As `Client.batch`."""
+        pending = [_item(i) for i in items]
+        for attempt in range(self.retries + 1):
+            if not pending:
+                return
+            again: list[BatchItem] = []
+            by_id = {item.id: item for item in pending}
+            async for line in self._batch_once(pending):
+                if line.evidence.status is Status.OVERLOADED and attempt < self.retries:
+                    again.append(by_id[line.id])
+                else:
+                    yield line
+            pending = again
+            if pending:
+                await asyncio.sleep(min(2.0**attempt, self.max_wait_s))
+
+    async def _batch_once(self, items: Sequence[BatchItem]) -> AsyncIterator[BatchLine]:
+        body = _batch_body(items)
+        for attempt in range(self.retries + 1):
+            async with self.http.stream(
+                "POST", "/v1/batch", content=body, headers={"Content-Type": "application/json"}
+            ) as response:
+                if response.status_code == 200:
+                    async for text in response.aiter_lines():
+                        if text.strip():
+                            yield BatchLine.model_validate_json(text)
+                    return
+                await response.aread()
+                wait = _wait(response, attempt, self.retries, self.max_wait_s)
+                if wait is None:
+                    raise _error(response)
+            await asyncio.sleep(wait)

@@ -1,0 +1,160 @@
+"""The service's wire format: what a client sends and what it gets back.
+
+Pydantic models only (the OpenAPI document is made from them), shared by the server and
+`verifier.client`, so this module imports nothing of the serve extra. Evidence travels as the
+`verifier.evidence.Evidence` model itself.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from verifier.evidence import Evidence
+
+#: Longest client item id of a batch.
+MAX_ITEM_ID = 200
+#: What every error answer's `error` says (its HTTP status in brackets).
+ErrorCode = Literal[
+    "unauthorized",  # 401: no token, or not a token the server knows
+    "forbidden",  # 403: the token may not do this
+    "not_found",  # 404: no such suite or evidence (or not the caller's)
+    "conflict",  # 409: the suite's digest is not the one the caller pinned
+    "invalid",  # 400/422: the request is malformed
+    "too_large",  # 413 (431): the body (the headers) over the server's limit
+    "slow_client",  # 408: the body did not arrive within the server's deadline
+    "rate_limited",  # 429: over the token's rate
+    "concurrency",  # 429: over the token's concurrent checks
+    "quota",  # 429: the token's daily quota is spent
+    "overloaded",  # 503: the machine could not start the work in time
+    "shutting_down",  # 503: the server is stopping
+]
+
+
+class ErrorBody(BaseModel):
+    """Every refusal: a short code and one trusted sentence saying why and what to do."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error: ErrorCode
+    reason: str
+
+
+class SuiteByName(BaseModel):
+    """A suite the server registered (its configuration file; `GET /v1/suites` lists them)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, max_length=500, description="The suite's registered name.")
+    sha256: str | None = Field(
+        None,
+        pattern="^[0-9a-f]{64}$",
+        description="The suite digest the caller expects: the check is refused (409) when the registered "
+        "suite has another one.",
+    )
+
+
+class InlineSuite(BaseModel):
+    """A suite sent with the request (only for tokens allowed to: its tests are trusted code).
+    Always run in a container of its own, never in a reused one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    files: dict[str, str] = Field(
+        min_length=1, description="Relative POSIX path -> UTF-8 text: test files, suite.toml, cases."
+    )
+    name: str = Field("inline", min_length=1, max_length=200, description="A name for reports.")
+
+
+class CheckRequest(BaseModel):
+    """One candidate against one suite."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    candidate: str | dict[str, str] = Field(
+        description="The candidate: its source (the module the suite imports), or a folder of modules as "
+        "relative POSIX path -> UTF-8 text."
+    )
+    suite: str | SuiteByName | InlineSuite = Field(
+        description="A registered suite's name (or {name, sha256} to pin its digest), or an inline suite."
+    )
+
+
+class BatchItem(CheckRequest):
+    """A check of a batch, with the caller's id for it (echoed on its result line)."""
+
+    id: str = Field(min_length=1, max_length=MAX_ITEM_ID, description="The caller's id of this item (unique).")
+
+
+class BatchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    items: list[BatchItem] = Field(min_length=1)
+
+
+class BatchLine(BaseModel):
+    """One line of a batch's NDJSON answer, in the order the checks finish."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    evidence: Evidence
+
+
+class SuiteInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    sha256: str
+    kind: Literal["tests", "program"]
+
+
+class Health(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal["ok", "stopping"]
+    version: str
+    backend: str = Field(description="local (this machine's engine) or ray (a Ray cluster).")
+    policy: str
+    slots: int = Field(description="Machine-wide sandbox slots (shared with every verifier on this machine).")
+
+
+# -- SandboxFusion's /run_code ------------------------------------------------------------------
+class RunCodeRequest(BaseModel):
+    """SandboxFusion's `RunCodeRequest` (the fields verl's reward code sends). Python only;
+    `files`, `fetch_files` and `args` must be empty (docs/serve.md has the table)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    compile_timeout: float = Field(10, description="Ignored: Python is checked for syntax, which takes no time.")
+    run_timeout: float = Field(10, gt=0, description="Seconds the program may run (charged time).")
+    memory_limit_MB: int = Field(-1, description="Peak memory of the program in MiB; -1: the server's default.")
+    code: str = Field(description="The program: Python source, run as __main__.")
+    stdin: str | None = Field(None, description="What the program reads on stdin.")
+    language: str = Field(description="Only 'python' (also 'python3').")
+    files: dict[str, str | None] = Field({}, description="Not supported: must be empty.")
+    fetch_files: list[str] = Field([], description="Not supported: must be empty.")
+    args: list[str] = Field([], description="Not supported: must be empty.")
+
+
+class CommandRunResult(BaseModel):
+    """SandboxFusion's `CommandRunResult`."""
+
+    status: Literal["Finished", "Error", "TimeLimitExceeded"]
+    execution_time: float | None = None
+    return_code: int | None = None
+    stdout: str | None = None
+    stderr: str | None = None
+
+
+class RunCodeResponse(BaseModel):
+    """SandboxFusion's `RunCodeResponse`, plus the id of the evidence behind it."""
+
+    status: Literal["Success", "Failed", "SandboxError"]
+    message: str = ""
+    compile_result: CommandRunResult | None = None
+    run_result: CommandRunResult | None = None
+    executor_pod_name: str | None = None
+    files: dict[str, str] = {}
+    evidence_id: str | None = Field(None, description="Ours: GET /v1/evidence/{evidence_id} gives the evidence.")

@@ -1,0 +1,225 @@
+"""One check's way through the server, shared by the routes: who asks (`principal`), whether
+its token may (`admit_one`, `resolve_suite`), the bounded body (`parsed`), the run and its
+record (`run_check`, `record`), and a batch's items streamed as they finish (`stream_batch`)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+from fastapi import Request
+from fastapi.responses import Response, StreamingResponse
+from pydantic import BaseModel, ValidationError
+from starlette.requests import ClientDisconnect
+
+from verifier.errors import InvalidInput
+from verifier.evidence import Evidence, Status
+from verifier.inputs import Candidate
+from verifier.serve.api import BatchLine, BatchRequest, InlineSuite, SuiteByName
+from verifier.serve.body import Refusal, declared_length, read_body
+from verifier.serve.engine import Engine, Purpose, overload_reason
+from verifier.serve.quota import ClientState, seconds_to_utc_midnight
+from verifier.serve.state import ServerState
+from verifier.serve.tokens import TokenSpec
+from verifier.suite import Suite, suite_from_files
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+# -- who is asking ------------------------------------------------------------------------------
+def principal(state: ServerState, request: Request, token: str | None = None) -> TokenSpec:
+    """The principal of the request's token (the Authorization header's, or `token` from the URL)."""
+    if token is None:
+        header = request.headers.get("authorization")
+        if not header:
+            raise Refusal(401, "unauthorized", "no token: send the header Authorization: Bearer TOKEN")
+        scheme, _, value = header.partition(" ")
+        if scheme.lower() != "bearer" or not value.strip():
+            raise Refusal(401, "unauthorized", "the Authorization header is not Bearer TOKEN")
+        token = value.strip()
+    spec = state.tokens.book.find(token)
+    if spec is None:
+        raise Refusal(401, "unauthorized", "the token is not one this server knows")
+    request.state.principal = spec.name
+    return spec
+
+
+def admit_one(state: ServerState, spec: TokenSpec) -> ClientState:
+    """Count one check of `spec` now, or Refusal (429): over its concurrency, rate or quota."""
+    client = state.clients.state(spec)
+    if client.running >= spec.concurrency:
+        raise Refusal(429, "concurrency", f"this token may run {spec.concurrency} checks at once", retry_after=1)
+    if not client.charge(spec, 1, time.time()):
+        raise Refusal(
+            429,
+            "quota",
+            f"this token's daily quota of {spec.daily_quota} checks is spent (it starts again at 00:00 UTC)",
+            retry_after=seconds_to_utc_midnight(),
+        )
+    wait = client.bucket.take(spec, time.monotonic(), reserve=False)
+    if wait > 0:
+        client.refund(1)
+        rate = f"this token may start {spec.rate_per_s:g} checks a second"
+        raise Refusal(429, "rate_limited", rate, retry_after=math.ceil(wait))
+    client.try_start(spec)
+    return client
+
+
+async def parsed(request: Request, state: ServerState, model: type[Model]) -> Model:
+    http = state.config.http
+    declared_length(request.headers.get("content-length"), http.max_body_bytes)
+    try:
+        body = await read_body(request.stream(), max_bytes=http.max_body_bytes, timeout_s=http.body_timeout_s)
+    except ClientDisconnect:  # nobody reads the answer; said for the log and the metrics
+        raise Refusal(400, "invalid", "the client went away before its body was complete") from None
+    try:
+        return model.model_validate_json(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "body"
+        raise Refusal(422, "invalid", f"{where}: {first['msg']}") from None
+
+
+# -- what is checked ----------------------------------------------------------------------------
+def resolve_suite(state: ServerState, spec: TokenSpec, ref: str | SuiteByName | InlineSuite) -> tuple[Suite, Purpose]:
+    if isinstance(ref, InlineSuite):
+        if not spec.inline_suites:
+            raise Refusal(403, "forbidden", "this token may not send inline suites")
+        try:
+            files = {path: text.encode("utf-8") for path, text in ref.files.items()}
+            return suite_from_files(files, ref.name), "inline"
+        except UnicodeEncodeError:
+            raise Refusal(422, "invalid", "suite.files: a file is not valid Unicode") from None
+        except InvalidInput as exc:
+            raise Refusal(422, "invalid", str(exc)) from None
+    by_name = SuiteByName(name=ref) if isinstance(ref, str) else ref
+    if not spec.may_use(by_name.name):
+        raise Refusal(403, "forbidden", f"this token may not use the suite {by_name.name!r}")
+    suite = state.suites.get(by_name.name)
+    if suite is None:
+        raise Refusal(404, "not_found", f"no suite {by_name.name!r} is registered here (GET /v1/suites)")
+    if by_name.sha256 is not None and by_name.sha256 != suite.sha256:
+        raise Refusal(409, "conflict", f"the suite {by_name.name!r} here has the digest {suite.sha256}")
+    return suite, "registered"
+
+
+def make_candidate(value: str | dict[str, str]) -> Candidate:
+    if isinstance(value, str):
+        return Candidate.from_text(value, label="<request>")
+    try:
+        return Candidate.from_files(value, label="<request>")
+    except InvalidInput as exc:
+        raise Refusal(422, "invalid", str(exc)) from None
+
+
+def answer(state: ServerState, evidence: Evidence) -> Response:
+    headers = {}
+    status = 200
+    if evidence.status is Status.OVERLOADED:
+        status = 503
+        headers["Retry-After"] = str(state.config.retry_after_s)
+    return Response(evidence.model_dump_json(), status_code=status, media_type="application/json", headers=headers)
+
+
+def never_started(evidence: Evidence) -> bool:
+    """An overloaded answer for a check that never reached a sandbox (no image was reached)."""
+    return evidence.status is Status.OVERLOADED and not evidence.image_id
+
+
+def record(state: ServerState, spec: TokenSpec, client: ClientState, purpose: Purpose, evidence: Evidence) -> None:
+    """Keep the evidence for its principal and count it; a check that never started is not
+    charged to the principal's quota."""
+    if never_started(evidence):
+        client.refund(1)
+        state.metrics.overloaded.labels(overload_reason(evidence)).inc()
+    elif evidence.status is Status.OVERLOADED:
+        state.metrics.overloaded.labels("busy_host").inc()
+    state.store.put(spec.name, evidence)
+    state.metrics.checked(purpose, evidence)
+
+
+async def run_check(
+    state: ServerState, spec: TokenSpec, client: ClientState, candidate: Candidate, suite: Suite, purpose: Purpose
+) -> Evidence:
+    """One admitted check; the principal's count is given back when it ends (also a check whose
+    client went away: it still holds its sandbox until it ends)."""
+    try:
+        engine = state.running_engine()
+    except Refusal:
+        client.done()
+        raise
+    evidence = await engine.check(candidate, suite, purpose, on_done=client.done)
+    record(state, spec, client, purpose, evidence)
+    return evidence
+
+
+# -- batches ------------------------------------------------------------------------------------
+@dataclass
+class _Item:
+    id: str
+    candidate: Candidate
+    suite: Suite
+    purpose: Purpose
+
+
+async def stream_batch(state: ServerState, spec: TokenSpec, body: BatchRequest) -> StreamingResponse:
+    """Refuse the whole batch before anything runs (a forbidden or unknown suite, duplicate ids,
+    not enough quota), else stream its lines."""
+    ids = [item.id for item in body.items]
+    if len(set(ids)) != len(ids):
+        raise Refusal(422, "invalid", "items: every id must be unique")
+    items = []
+    for item in body.items:
+        suite, purpose = resolve_suite(state, spec, item.suite)
+        items.append(_Item(item.id, make_candidate(item.candidate), suite, purpose))
+    engine = state.running_engine()
+    client = state.clients.state(spec)
+    if not client.charge(spec, len(items), time.time()):
+        left = max(0, spec.daily_quota - client.used)
+        raise Refusal(
+            429,
+            "quota",
+            f"the batch has {len(items)} checks and this token's daily quota has {left} left",
+            retry_after=seconds_to_utc_midnight(),
+        )
+    lines = batch_lines(state, engine, spec, client, items)
+    return StreamingResponse(lines, media_type="application/x-ndjson")
+
+
+async def batch_lines(
+    state: ServerState, engine: Engine, spec: TokenSpec, client: ClientState, items: list[_Item]
+) -> AsyncIterator[str]:
+    """Each item's line as it finishes; items wait for the token's concurrency and rate. When the
+    client goes away (this generator is closed), the items not started are cancelled."""
+    lines: asyncio.Queue[str] = asyncio.Queue()
+    started: set[int] = set()
+
+    async def one(index: int, item: _Item) -> None:
+        await client.start(spec)
+        try:
+            wait = client.bucket.take(spec, time.monotonic(), reserve=True)
+            if wait > 0:
+                await asyncio.sleep(wait)
+        except BaseException:
+            client.done()
+            raise
+        started.add(index)
+        evidence = await engine.check(item.candidate, item.suite, item.purpose, on_done=client.done)
+        record(state, spec, client, item.purpose, evidence)
+        await lines.put(BatchLine(id=item.id, evidence=evidence).model_dump_json() + "\n")
+
+    tasks = [asyncio.create_task(one(i, item)) for i, item in enumerate(items)]
+    try:
+        for _ in items:
+            yield await lines.get()
+    finally:
+        for task in tasks:
+            task.cancel()
+        not_started = len(items) - len(started)
+        if not_started:
+            client.refund(not_started)
+            state.metrics.cancelled.inc(not_started)

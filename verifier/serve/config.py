@@ -1,0 +1,172 @@
+"""The server's configuration file (TOML) and the suites it registers by name.
+
+    host = "127.0.0.1"            # bind address (TLS and public exposure: a reverse proxy)
+    port = 8080
+    tokens = "tokens.toml"        # the token file (verifier.serve.tokens), relative to this file
+    policy = "reuse"              # reuse | fresh | cold (Verifier.with_policy)
+    queue_wait_s = 60             # a check waits this long for a machine-wide slot, then: overloaded (503)
+    [pool]                        # PoolConfig: size, max_uses, preload (the policy is `policy` above)
+    [limits]                      # Limits of every check (a suite's [limits] still apply)
+    [http]                        # body, header and time bounds of a request (HttpConfig)
+    [run_code]                    # SandboxFusion's /run_code (RunCodeConfig)
+    [suites]                      # name = "folder": a suite folder registered under that name
+    [suite_roots]                 # prefix = "folder": every folder below it holding a suite.toml,
+                                  # registered as prefix/<its path below the folder>
+
+Every key is validated when the file loads (unknown keys refused, errors name the key).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from verifier.errors import InvalidInput
+from verifier.limits import Limits, MiB, PoolConfig, RunPolicy
+from verifier.suite import MANIFEST, Suite, load_suite
+
+#: What a registered suite may be called (a token's `suites` patterns match these names).
+SUITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+-]{0,499}$")
+
+
+class ConfigError(ValueError):
+    """The configuration (or a suite it names) cannot be used; the message names the key."""
+
+
+class HttpConfig(BaseModel):
+    """How much a request may send, and how slowly, before it is cut off. A request holds no
+    sandbox before its body is complete and checked, so these bound only memory and sockets."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_body_bytes: int = Field(16 * MiB, ge=1024, description="Largest request body (413 beyond).")
+    max_header_bytes: int = Field(
+        16 * 1024, ge=1024, description="Largest request line + headers (uvicorn's h11_max_incomplete_event_size)."
+    )
+    header_timeout_s: float = Field(
+        10.0, gt=0, description="From a connection's first byte (or its previous answer) to its complete headers."
+    )
+    body_timeout_s: float = Field(30.0, gt=0, description="From the complete headers to the complete body (408).")
+    keep_alive_s: float = Field(5.0, gt=0, description="An idle connection is closed after this (uvicorn).")
+    max_connections: int = Field(1000, ge=1, description="Open connections at once; more are answered 503.")
+
+
+class RunCodeConfig(BaseModel):
+    """SandboxFusion's `/run_code`: Python programs on stdin/stdout, on a pool of their own."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = True
+    max_memory_mb: int = Field(
+        1024, ge=16, description="Largest memory_limit_MB a request may ask for (also what -1 means)."
+    )
+    max_run_timeout_s: float = Field(60.0, gt=0, le=600, description="Largest run_timeout a request may ask for.")
+    output_bytes: int = Field(
+        4 * MiB,
+        ge=64 * 1024,
+        description="The sandbox's output limit; a program may write 3/8 of it to stdout (the rest is the "
+        "result's room for it, whatever its characters) and as much to stderr.",
+    )
+    pool_size: int = Field(1, ge=1, description="Warm containers kept for /run_code.")
+
+
+class ServeConfig(BaseModel):
+    """`verifier serve --config FILE`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str = Field("127.0.0.1", description="Bind address; 127.0.0.1 unless a reverse proxy needs another.")
+    port: int = Field(8080, ge=0, le=65535)
+    tokens: Path = Field(description="The token file (verifier.serve.tokens).")
+    policy: RunPolicy = Field("reuse", description="How checks run: reuse, fresh or cold (Verifier.with_policy).")
+    pool: PoolConfig = Field(PoolConfig(), description="The warm pool's settings; its policy is `policy`.")
+    limits: Limits = Field(Limits(), description="Limits of every check (a suite's [limits] apply on top).")
+    queue_wait_s: float = Field(
+        60.0,
+        gt=0,
+        le=3600,
+        description="How long a check waits for a machine-wide sandbox slot before it is answered overloaded (503).",
+    )
+    max_in_flight: int = Field(256, ge=1, le=4096, description="Checks accepted at once; more: overloaded (503).")
+    retries: int = Field(1, ge=0, le=5, description="Reruns of a check that ended infra_error (our fault).")
+    retry_after_s: int = Field(2, ge=1, le=3600, description="Retry-After of an overloaded answer.")
+    evidence_kept: int = Field(100_000, ge=0, description="Evidence records kept for GET /v1/evidence (all tokens).")
+    shutdown_s: float = Field(30.0, ge=0, description="On SIGTERM: how long in-flight requests may take to finish.")
+    token_reload_s: float = Field(1.0, gt=0, description="How often the token file is checked for changes.")
+    inline_pool_size: int = Field(1, ge=1, description="Warm containers kept for inline suites (fresh policy).")
+    http: HttpConfig = HttpConfig()
+    run_code: RunCodeConfig = RunCodeConfig()
+    suites: dict[str, Path] = Field({}, description="name -> suite folder.")
+    suite_roots: dict[str, Path] = Field({}, description="prefix -> folder of suite folders (each with suite.toml).")
+
+    @field_validator("suites", "suite_roots")
+    @classmethod
+    def _names(cls, value: dict[str, Path]) -> dict[str, Path]:
+        for name in value:
+            if not SUITE_NAME.match(name):
+                raise ValueError(f"{name!r} is not a suite name (letters, digits and ._/+- , at most 500)")
+        return value
+
+
+def _explain(exc: ValidationError, where: str) -> str:
+    first = exc.errors()[0]
+    key = ".".join(str(part) for part in first["loc"])
+    msg = str(first["msg"]).removeprefix("Value error, ")
+    if first["type"] == "extra_forbidden":
+        return f"{where}: unknown key {key!r}"
+    return f"{where}: {key}: {msg}"
+
+
+def load_config(path: Path) -> ServeConfig:
+    """The configuration in `path`, its relative paths resolved against its folder. Raises
+    ConfigError naming the file and the key."""
+    try:
+        raw: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    if isinstance(raw.get("pool"), dict) and "policy" in raw["pool"]:
+        raise ConfigError(f"{path}: pool.policy: set the top-level policy instead (reuse, fresh or cold)")
+    try:
+        config = ServeConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, str(path))) from None
+    base = path.resolve().parent
+    return config.model_copy(
+        update={
+            "tokens": base / config.tokens,
+            "suites": {name: base / folder for name, folder in config.suites.items()},
+            "suite_roots": {name: base / folder for name, folder in config.suite_roots.items()},
+        }
+    )
+
+
+def load_suites(config: ServeConfig) -> dict[str, Suite]:
+    """Every suite the configuration registers, by name, each loaded and validated once.
+    Raises ConfigError naming the suite that cannot be used."""
+    found: dict[str, Suite] = {}
+
+    def add(name: str, folder: Path) -> None:
+        if name in found:
+            raise ConfigError(f"suite {name!r} is registered twice")
+        if not SUITE_NAME.match(name):
+            raise ConfigError(f"suite folder {folder} would be registered as {name!r}, which is not a suite name")
+        try:
+            found[name] = load_suite(folder)
+        except InvalidInput as exc:
+            raise ConfigError(f"suite {name!r}: {exc}") from None
+
+    for name, folder in config.suites.items():
+        add(name, folder)
+    for prefix, root in config.suite_roots.items():
+        if not root.is_dir():
+            raise ConfigError(f"suite_roots.{prefix}: {root} is not a folder")
+        for manifest in sorted(root.rglob(MANIFEST)):
+            below = manifest.parent.relative_to(root).as_posix()
+            add(prefix if below == "." else f"{prefix}/{below}", manifest.parent)
+    return found
