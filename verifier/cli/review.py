@@ -118,8 +118,9 @@ def review(
 ) -> None:
     """Run the repository's tests on --base and on the change in two sandboxes; report what it fixed and broke.
 
-    Exit 0: no regression (with --expect: resolved). Exit 1: regressions, new failures, a run that did
-    not complete, or (with --expect) not resolved. With --instances: exit 0 when every instance is resolved.
+    Exit 0: no regression (with --expect: resolved). Exit 1: regressions, new failures, or a run that did not complete.
+
+    With --expect, exit 1 also when not resolved; with --instances, exit 0 only when every instance is resolved.
 
     Exit 2: bad input (not a repository, unknown ref, a patch that does not apply, no tests,
     dependencies that cannot be resolved) or the sandbox failed.
