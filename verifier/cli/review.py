@@ -7,11 +7,9 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from pydantic import ValidationError
 from rich.markup import escape
 
-from verifier.cli.common import ensure_image, fail, limits_failure, parse_size, sandbox_failure, stderr
-from verifier.limits import Limits
+from verifier.cli.common import ensure_image, fail, review_limits, sandbox_failure, stderr
 from verifier.text import one_line
 
 
@@ -192,15 +190,3 @@ def review(
     verdict = "OK" if ev.ok else "NOT OK"
     err.print(f"[{style}]{verdict}[/] {escape(one_line(ev.reason, 300))}  review {ev.review_id[:16]}")
     raise typer.Exit(0 if ev.ok else 1)
-
-
-def review_limits(timeout: float, memory: str) -> Limits:
-    """The review's limits with --timeout and --memory; bad values: one line naming the option."""
-    from verifier.review import REVIEW_LIMITS
-
-    memory_bytes = parse_size(memory, "--memory")
-    try:
-        limits = REVIEW_LIMITS.model_copy(update={"timeout_s": timeout, "memory_bytes": memory_bytes})
-        return type(limits).model_validate(limits.model_dump())
-    except ValidationError as exc:
-        raise limits_failure(exc) from None

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from verifier.cli.common import ensure_image, fail, sandbox_failure, stderr
+from verifier.cli.common import ensure_image, fail, review_limits, sandbox_failure, stderr
 from verifier.text import one_line
 
 _STYLE = {"resolved": "green", "not_resolved": "red", "error": "yellow"}
@@ -26,7 +26,6 @@ def run_batch_command(
     build: bool,
 ) -> None:
     """Check both files fully, then review every prediction; exit 0 only when all are resolved."""
-    from verifier.cli.review import review_limits
     from verifier.errors import SandboxUnavailable
     from verifier.review.batch import BatchRequest, InstanceReport, run_batch
     from verifier.review.instances import BadRecord, gold_predictions, load_instances, load_predictions
