@@ -163,3 +163,25 @@ def test_cli_refuses_a_bad_batch_before_any_sandbox(tmp_path: Path) -> None:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "instances.jsonl line 2: field base_commit" in lines[0], done.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["REPO", "--instances", "i.jsonl", "--gold", "--out-dir", "o"], "REPO: not with --instances"),
+        (["--instances", "i.jsonl", "--gold"], "--instances needs --out-dir"),
+        (["--instances", "i.jsonl", "--out-dir", "o"], "--instances needs --predictions"),
+        (["--predictions", "p.jsonl", "--out-dir", "o"], "--predictions and --gold need --instances"),
+        (["--instances", "nowhere.jsonl", "--gold", "--out-dir", "o"], "--instances: nowhere.jsonl: cannot read"),
+        (["REPO", "--base", "main", "--expect", "spec.json"], "--expect: spec.json: not JSON"),
+    ],
+)
+def test_cli_batch_and_expect_options_are_one_line_errors(tmp_path: Path, args: list[str], words: str) -> None:
+    (tmp_path / "REPO").mkdir()
+    (tmp_path / "spec.json").write_text("{")
+    jsonl(tmp_path / "i.jsonl", instance("a", tmp_path))
+    cmd = [sys.executable, "-m", "verifier", "review", *args, "--no-build"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], done.stderr

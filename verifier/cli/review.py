@@ -133,6 +133,10 @@ def review(
         print(dumps_review_schema())
         raise typer.Exit(0)
     if instances is not None or predictions is not None or gold:
+        single = {"REPO": repo, "--base": base, "--head": head, "--patch": patch, "--expect": expect}
+        for option, value in single.items():
+            if value is not None:
+                raise fail(f"{option}: not with --instances (each instance names its own)", option=option)
         from verifier.cli.review_batch import run_batch_command
 
         run_batch_command(instances, predictions, gold, out_dir, max_workers, force, timeout, memory, build)
