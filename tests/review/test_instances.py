@@ -185,3 +185,16 @@ def test_cli_batch_and_expect_options_are_one_line_errors(tmp_path: Path, args: 
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], done.stderr
+
+
+def test_markdown_says_not_resolved_and_names_the_unmet_tests() -> None:
+    from tests.review.fake_evidence import evidence
+    from verifier.review.reports.markdown import render
+    from verifier.review.review_evidence import Resolution
+
+    t = table(row("t::fix", F, F))
+    expected = expectations(t, ["t::fix"], [])
+    res = Resolution(resolved=False, fail_to_pass=1, pass_to_pass=0, unmet=["t::fix"], tests=expected)
+    text = render(evidence(t.rows).model_copy(update={"resolution": res}))
+    assert text.startswith("## ❌ verifier review: NOT RESOLVED")
+    assert "`t::fix` (fail_to_pass: failed → failed)" in text

@@ -104,8 +104,9 @@ def render(ev: ReviewEvidence, limit: int = MAX_CHARS) -> str:
     """The review as one markdown comment of at most `limit` characters."""
     c = ev.counts
     mark = "✅" if ev.ok else "❌"
+    title = ("resolved" if ev.ok else "NOT RESOLVED") if ev.resolution else ("no regressions" if ev.ok else "NOT OK")
     head = [
-        f"## {mark} verifier review: {'no regressions' if ev.ok else 'NOT OK'}",
+        f"## {mark} verifier review: {title}",
         "",
         f"**{one_line(ev.reason, 400)}**",
         "",
@@ -130,6 +131,11 @@ def render(ev: ReviewEvidence, limit: int = MAX_CHARS) -> str:
             f"failing to passing: {ids}{more}. They do not count as fixed. Review them, or run "
             "`verifier review --tests base` to judge the change with the base's tests."
         )
+    if ev.resolution is not None and ev.resolution.unmet:
+        unmet = [e for e in ev.resolution.tests if not e.met]
+        items = ", ".join(f"{code(e.test_id, 120)} ({e.expected}: {e.base.value} → {e.head.value})" for e in unmet[:10])
+        more = f" and {len(unmet) - 10} more" if len(unmet) > 10 else ""
+        callouts.append(f"> [!CAUTION]\n> **Not resolved: listed tests that did not meet the spec:** {items}{more}")
     if ev.test_infrastructure_changes:
         items = ", ".join(code(t, 120) for t in ev.test_infrastructure_changes[:10])
         callouts.append(f"> [!NOTE]\n> **The change edits test infrastructure:** {items}")
