@@ -57,6 +57,14 @@ def test_batch_summary_and_per_instance_logs(swe: dict[str, Any]) -> None:
         assert {"patch.diff", "test_patch.diff", "report.json", "test_output.txt"} <= {p.name for p in folder.iterdir()}
         assert "===== head run" in (folder / "test_output.txt").read_text()
     assert done.stderr.count("[4/4]") == 1 and "1/4 resolved" in done.stderr
+    # one environment for the repository: at most the first instance built it, the others reused it
+    runs = [r for case in ("fix", "wrong", "p2p") for r in load(out, case)["evidence"]["runs"]]
+    assert len({r["environment"]["digest"] for r in runs}) == 1
+    assert sum(r["environment"]["built"] for r in runs) <= 1
+
+
+def load(out: Path, case: str) -> dict[str, Any]:
+    return dict(json.loads((out / f"rangeset-{case}" / "report.json").read_text()))
 
 
 def test_a_second_run_reviews_nothing_again(swe: dict[str, Any]) -> None:
