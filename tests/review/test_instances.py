@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from verifier.errors import InvalidInput, SandboxUnavailable
 from verifier.review.batch import InstanceReport, InstanceStatus, summarize
 from verifier.review.classify import Table, expectations, verdict
-from verifier.review.instances import BadRecord, load_instances, load_predictions, load_spec
+from verifier.review.instances import BadRecord, Prediction, load_instances, load_predictions, load_spec
 from verifier.review.provenance import Provenance
 from verifier.review.review_evidence import Outcome, ReviewCounts, SideResult, TestClass, TestRow
 
@@ -198,3 +199,28 @@ def test_markdown_says_not_resolved_and_names_the_unmet_tests() -> None:
     text = render(evidence(t.rows).model_copy(update={"resolution": res}))
     assert text.startswith("## ❌ verifier review: NOT RESOLVED")
     assert "`t::fix` (fail_to_pass: failed → failed)" in text
+
+
+@pytest.mark.parametrize(
+    ("raised", "fault", "retried"),
+    [
+        (InvalidInput("the patch does not apply"), "input", False),
+        (SandboxUnavailable("no result"), "infrastructure", True),
+        (OSError("disk full"), "infrastructure", True),
+    ],
+)
+def test_an_instance_that_cannot_be_reviewed_is_an_error_and_only_ours_are_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raised: Exception, fault: str, retried: bool
+) -> None:
+    from verifier.review import batch
+
+    def fails(_req: object) -> None:
+        raise raised
+
+    monkeypatch.setattr(batch, "review", fails)
+    inst = load_instances(jsonl(tmp_path / "i.jsonl", instance("a", tmp_path)))["a"]
+    pred = Prediction(instance_id="a", model_patch="diff", model_name_or_path="m")
+    rep = batch.review_instance(inst, pred, tmp_path / "m" / "a", batch.REVIEW_LIMITS, None)
+    assert (rep.status, rep.fault, rep.resolved) == (InstanceStatus.ERROR, fault, False)
+    (tmp_path / "report.json").write_text(rep.model_dump_json())
+    assert (batch.earlier_report(tmp_path / "report.json") is None) is retried

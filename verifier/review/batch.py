@@ -140,6 +140,8 @@ def review_instance(inst: Instance, pred: Prediction, where: Path, limits: Limit
         return report(InstanceStatus.ERROR, f"bad input: {exc}", "input")
     except SandboxUnavailable as exc:
         return report(InstanceStatus.ERROR, f"the sandbox gave no result: {exc}", "infrastructure")
+    except (OSError, ValueError) as exc:  # the host's disk, or evidence we could not build: retried next run
+        return report(InstanceStatus.ERROR, f"internal error: {type(exc).__name__}: {exc}", "infrastructure")
     logs = "".join(f"===== {r.side} run (untrusted output) =====\n{r.log_tail_untrusted}\n" for r in ev.runs)
     (where / "test_output.txt").write_text(logs, encoding="utf-8")
     status = InstanceStatus.RESOLVED if ev.ok else InstanceStatus.NOT_RESOLVED
