@@ -100,17 +100,8 @@ def _section(title: str, rows: list[TestRow], budget: _Budget, *, excerpts: int 
     return out
 
 
-def render(ev: ReviewEvidence, limit: int = MAX_CHARS) -> str:
-    """The review as one markdown comment of at most `limit` characters."""
-    c = ev.counts
-    mark = "✅" if ev.ok else "❌"
-    title = ("resolved" if ev.ok else "NOT RESOLVED") if ev.resolution else ("no regressions" if ev.ok else "NOT OK")
-    head = [
-        f"## {mark} verifier review: {title}",
-        "",
-        f"**{one_line(ev.reason, 400)}**",
-        "",
-    ]
+def _callouts(ev: ReviewEvidence) -> list[str]:
+    """The warnings above the table: rewritten or edited judges, unmet spec, infrastructure, incomplete runs."""
     callouts: list[str] = []
     rewritten = [r.test_id for r in ev.tests if r.classification is TestClass.REWRITTEN]
     if rewritten:
@@ -142,6 +133,21 @@ def render(ev: ReviewEvidence, limit: int = MAX_CHARS) -> str:
     for run in ev.runs:
         if not run.complete:
             callouts.append(f"> [!CAUTION]\n> **The {run.side} run did not complete:** {one_line(run.stopped, 300)}")
+    return callouts
+
+
+def render(ev: ReviewEvidence, limit: int = MAX_CHARS) -> str:
+    """The review as one markdown comment of at most `limit` characters."""
+    c = ev.counts
+    mark = "✅" if ev.ok else "❌"
+    title = ("resolved" if ev.ok else "NOT RESOLVED") if ev.resolution else ("no regressions" if ev.ok else "NOT OK")
+    head = [
+        f"## {mark} verifier review: {title}",
+        "",
+        f"**{one_line(ev.reason, 400)}**",
+        "",
+    ]
+    callouts = _callouts(ev)
     summary = (
         "| broken | rewritten | fixed | added | edited to pass | still failing | still passing | flaky | error "
         "| missing | skipped | removed |\n"
