@@ -122,6 +122,18 @@ def parse_size(text: str, option: str) -> int:
         raise fail(f"{option} {text!r} is not a size: use a number of bytes or 512m, 1g, 64k", option=option) from None
 
 
+def review_limits(timeout: float, memory: str) -> Limits:
+    """The review's limits with --timeout and --memory; bad values: one line naming the option."""
+    from verifier.review import REVIEW_LIMITS
+
+    memory_bytes = parse_size(memory, "--memory")
+    try:
+        limits = REVIEW_LIMITS.model_copy(update={"timeout_s": timeout, "memory_bytes": memory_bytes})
+        return type(limits).model_validate(limits.model_dump())
+    except PydanticError as exc:
+        raise limits_failure(exc) from None
+
+
 def sandbox_failure(exc: Exception) -> typer.Exit:
     """`fail` for an engine, image or runtime we could not use (SandboxUnavailable)."""
     return fail(str(exc), status="infra_error")

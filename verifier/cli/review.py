@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from pydantic import ValidationError
 from rich.markup import escape
 
-from verifier.cli.common import ensure_image, fail, limits_failure, parse_size, sandbox_failure, stderr
+from verifier.cli.common import ensure_image, fail, review_limits, sandbox_failure, stderr
 from verifier.text import one_line
 
 
@@ -65,6 +64,39 @@ def review(
             "reporting options only (-p, -c, -x, --pyargs and the like are refused; see docs/review.md).",
         ),
     ] = "",
+    expect: Annotated[
+        Path | None,
+        typer.Option(
+            "--expect",
+            help="An instance spec: a JSON file with FAIL_TO_PASS and PASS_TO_PASS (pytest node ids), or a "
+            "SWE-bench instance record. ok then means resolved: every FAIL_TO_PASS test fails (or is absent) on "
+            "the base and passes on the head, every PASS_TO_PASS test passes on the head.",
+        ),
+    ] = None,
+    instances: Annotated[
+        Path | None,
+        typer.Option(
+            "--instances",
+            help="A batch: a JSONL file of SWE-bench instances (instance_id, repo as a local git repository, "
+            "base_commit, patch, test_patch, FAIL_TO_PASS, PASS_TO_PASS); needs --predictions (or --gold) "
+            "and --out-dir. Each instance: base_commit + test_patch + model_patch, reviewed with --tests head.",
+        ),
+    ] = None,
+    predictions: Annotated[
+        Path | None,
+        typer.Option(
+            "--predictions", help="A JSONL file of predictions (instance_id, model_patch, model_name_or_path)."
+        ),
+    ] = None,
+    gold: Annotated[
+        bool, typer.Option("--gold", help="With --instances: review the instances' own patches (model 'gold').")
+    ] = False,
+    max_workers: Annotated[
+        int, typer.Option("--max-workers", min=1, max=32, help="With --instances: instances reviewed at once.")
+    ] = 2,
+    force: Annotated[
+        bool, typer.Option("--force", help="With --instances: review again instances that have a report.json.")
+    ] = False,
     formats: Annotated[
         list[ReportFormat] | None,
         typer.Option(
@@ -84,7 +116,9 @@ def review(
 ) -> None:
     """Run the repository's tests on --base and on the change in two sandboxes; report what it fixed and broke.
 
-    Exit 0: no regression. Exit 1: regressions, new failures, or a run that did not complete.
+    Exit 0: no regression (with --expect: resolved). Exit 1: regressions, new failures, or a run that did not complete.
+
+    With --expect, exit 1 also when not resolved; with --instances, exit 0 only when every instance is resolved.
 
     Exit 2: bad input (not a repository, unknown ref, a patch that does not apply, no tests,
     dependencies that cannot be resolved) or the sandbox failed.
@@ -98,6 +132,14 @@ def review(
 
         print(dumps_review_schema())
         raise typer.Exit(0)
+    if instances is not None or predictions is not None or gold:
+        single = {"REPO": repo, "--base": base, "--head": head, "--patch": patch, "--expect": expect}
+        for option, value in single.items():
+            if value is not None:
+                raise fail(f"{option}: not with --instances (each instance names its own)", option=option)
+        from verifier.cli.review_batch import run_batch_command
+
+        run_batch_command(instances, predictions, gold, out_dir, max_workers, force, timeout, memory, build)
     chosen = [f.value for f in formats] if formats else ["markdown"]
     if len(set(chosen)) > 1 and out_dir is None:
         raise fail("--format: several formats need --out-dir", option="--format")
@@ -109,7 +151,7 @@ def review(
         raise fail("--head and --patch: give one of them, not both", option="--patch")
 
     from verifier.errors import InvalidInput, SandboxUnavailable
-    from verifier.review import REVIEW_LIMITS, ReviewRequest, pytest_options
+    from verifier.review import ReviewRequest, pytest_options
     from verifier.review import review as run_review
     from verifier.review.reports import FILENAMES, FORMATS, render
 
@@ -118,15 +160,18 @@ def review(
     except InvalidInput as exc:
         raise fail(str(exc), option="--pytest-args") from None
 
-    memory_bytes = parse_size(memory, "--memory")
-    try:
-        limits = REVIEW_LIMITS.model_copy(update={"timeout_s": timeout, "memory_bytes": memory_bytes})
-        limits = type(limits).model_validate(limits.model_dump())
-    except ValidationError as exc:
-        raise limits_failure(exc) from None
+    spec = None
+    if expect is not None:
+        from verifier.review.instances import load_spec
+
+        try:
+            spec = load_spec(expect)
+        except InvalidInput as exc:
+            raise fail(f"--expect: {exc}", option="--expect") from None
     request = ReviewRequest(
         repo=repo, base=base, head=head, patch=patch, tests=tests,
-        requirements=requirements, test_paths=tuple(test_path or ()), pytest_args=extra_args, limits=limits,
+        requirements=requirements, test_paths=tuple(test_path or ()), pytest_args=extra_args,
+        limits=review_limits(timeout, memory), expect=spec,
     )  # fmt: skip
     try:
         with err.status("reviewing") as status:

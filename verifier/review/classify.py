@@ -25,7 +25,11 @@ code (the base tree as it is) and on the head code:
 - an edited test that fails or errors on the head is pre-existing only when its base
   version fails on the base code too; otherwise the change introduced it (blocks).
 
-`ok` only when every run completed and collected tests and no row blocks.
+`ok` only when every run completed and collected tests and no row blocks, and, with an instance
+spec (SWE-bench's FAIL_TO_PASS / PASS_TO_PASS), every listed test met its expectation
+(`expectations`): a FAIL_TO_PASS test fails (or is absent) on the base and passes on the head, a
+PASS_TO_PASS test passes on the head; a listed test that was not collected counts as failing, a
+rerun that disagrees is not a pass.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from verifier.review.review_evidence import (
     BAD,
     GOOD,
     BaseVersion,
+    ExpectedTest,
     Outcome,
     ReviewCounts,
     SideResult,
@@ -349,8 +354,57 @@ def _row(
     )
 
 
-def verdict(table: Table, stops: dict[str, str], collected: dict[str, int]) -> tuple[bool, str]:
-    """(ok, reason): the one place that decides."""
+def _passes(side: SideResult | None) -> bool:
+    return side is not None and side.outcome in GOOD and (side.rerun is None or side.rerun in GOOD)
+
+
+def expectations(table: Table, fail_to_pass: Iterable[str], pass_to_pass: Iterable[str]) -> list[ExpectedTest]:
+    """Each listed test (node ids matched exactly) against the table: did it do what the spec says?"""
+    rows = {r.test_id: r for r in table.rows}
+    out = []
+    for kind, ids in (("fail_to_pass", fail_to_pass), ("pass_to_pass", pass_to_pass)):
+        for test_id in ids:
+            row = rows.get(test_id)
+            base = row.base if row is not None else None
+            head = row.head if row is not None else None
+            met = _passes(head) and (kind == "pass_to_pass" or _base_fails(base))
+            out.append(
+                ExpectedTest(
+                    test_id=test_id,
+                    expected=kind,  # type: ignore[arg-type]
+                    base=base.outcome if base is not None else Outcome.ABSENT,
+                    head=head.outcome if head is not None else Outcome.ABSENT,
+                    met=met,
+                )
+            )
+    return out
+
+
+def _base_fails(base: SideResult | None) -> bool:
+    return base is None or base.outcome in BAD or base.outcome == Outcome.ABSENT
+
+
+def verdict(
+    table: Table, stops: dict[str, str], collected: dict[str, int], expected: list[ExpectedTest] | None = None
+) -> tuple[bool, str]:
+    """(ok, reason): the one place that decides. With an instance spec (`expected`), ok is
+    "resolved": the no-regression verdict and every listed test's expectation."""
+    ok, reason = _no_regressions(table, stops, collected)
+    if expected is None:
+        return ok, reason
+    unmet = [e for e in expected if not e.met]
+    f2p = sum(1 for e in expected if e.expected == "fail_to_pass")
+    if unmet:
+        shown = ", ".join(f"{shown_name(e.test_id)} ({e.expected}: {e.base.value} -> {e.head.value})"
+                          for e in unmet[:3])  # fmt: skip
+        more = f" and {len(unmet) - 3} more" if len(unmet) > 3 else ""
+        return False, f"not resolved: {len(unmet)} of {len(expected)} listed tests did not meet the spec: {shown}{more}"
+    if not ok:
+        return False, f"not resolved: the listed tests met the spec, but {reason}"
+    return True, f"resolved: {f2p} FAIL_TO_PASS and {len(expected) - f2p} PASS_TO_PASS tests met the spec; {reason}"
+
+
+def _no_regressions(table: Table, stops: dict[str, str], collected: dict[str, int]) -> tuple[bool, str]:
     order = sorted(
         {"head", "base"} | set(stops) | set(collected), key=lambda s: (_RUN_ORDER.index(s) if s in _RUN_ORDER else 9, s)
     )

@@ -23,7 +23,7 @@ from verifier.limits import Limits
 from verifier.review.provenance import Provenance
 from verifier.text import clean
 
-REVIEW_SCHEMA_VERSION = 2
+REVIEW_SCHEMA_VERSION = 3
 
 #: Text from the repository under test: always valid Unicode (lone surrogates replaced), so every
 #: report format can encode it.
@@ -225,6 +225,36 @@ class Timings(BaseModel):
     total_s: float = 0.0
 
 
+class ExpectedTest(BaseModel):
+    """One test an instance spec names, and whether it did what the spec expects."""
+
+    __test__ = False
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    test_id: Text = Field(description="The spec's pytest node id, matched exactly against the table's.")
+    expected: Literal["fail_to_pass", "pass_to_pass"]
+    base: Outcome = Field(description="On the base code (absent: not collected there).")
+    head: Outcome = Field(description="On the head code (absent: not collected there, which counts as failing).")
+    met: bool = Field(
+        description="fail_to_pass: failing or absent on the base, passing on the head; "
+        "pass_to_pass: passing on the head (as SWE-bench grades). A rerun that disagrees is not a pass."
+    )
+
+
+class Resolution(BaseModel):
+    """The instance spec's verdict (SWE-bench's FAIL_TO_PASS / PASS_TO_PASS)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    resolved: bool = Field(
+        description="Every listed test met its expectation and the review is ok (equals ok when a spec is given)."
+    )
+    fail_to_pass: int = Field(ge=0, description="FAIL_TO_PASS tests listed.")
+    pass_to_pass: int = Field(ge=0, description="PASS_TO_PASS tests listed.")
+    unmet: list[Text] = Field(description="The listed tests that did not meet their expectation (decided it).")
+    tests: list[ExpectedTest]
+
+
 class ReviewEvidence(BaseModel):
     """Content-bound result of reviewing one change with the repository's own tests."""
 
@@ -242,6 +272,9 @@ class ReviewEvidence(BaseModel):
     base: TreeRef
     head: TreeRef
     patch_sha256: str | None = Field(None, description="SHA-256 of the --patch file's bytes.")
+    test_patch_sha256: str | None = Field(
+        None, description="SHA-256 of an instance's test_patch, applied on the base before the patch."
+    )
     tests_mode: Literal["head", "base"] = Field(
         description="head: the head's tests judge both sides; base: the base's tests (+ files the change adds)."
     )
@@ -263,6 +296,9 @@ class ReviewEvidence(BaseModel):
         default_factory=list, description="conftest.py, pytest configuration and test helpers the change touches."
     )
     notes: list[Text] = Field(default_factory=list, description="Trusted remarks (skipped submodules, ...).")
+    resolution: Resolution | None = Field(
+        None, description="With an instance spec (--expect, --instances): resolved or not, and which tests decided it."
+    )
     timings: Timings = Timings()
     verifier_version: str
 
@@ -275,6 +311,10 @@ class ReviewEvidence(BaseModel):
         )
         if self.ok and not proven:
             raise ValueError("ok=true requires complete base and head runs that collected tests and no blocking row")
+        if self.resolution is not None and self.resolution.resolved != self.ok:
+            raise ValueError("with an instance spec, resolved and ok are the same verdict")
+        if self.resolution is not None and self.resolution.resolved and self.resolution.unmet:
+            raise ValueError("resolved=true requires every listed test to meet its expectation")
         return self
 
     def to_json(self, *, indent: int | None = 2) -> str:
@@ -312,6 +352,8 @@ def identity(ev_fields: dict[str, Any]) -> dict[str, Any]:
         "base_tree": ev_fields["base"]["tree"],
         "head_tree": ev_fields["head"]["tree"],
         "patch_sha256": ev_fields["patch_sha256"],
+        "test_patch_sha256": ev_fields.get("test_patch_sha256"),
+        "resolution": ev_fields.get("resolution"),
         "tests_mode": ev_fields["tests_mode"],
         "pytest": ev_fields["pytest"],
         "isolation": ev_fields["isolation"],

@@ -23,13 +23,16 @@ from verifier.limits import Limits, MiB
 from verifier.review import deps as deps_mod
 from verifier.review import environment as env_mod
 from verifier.review import pytest_options
-from verifier.review.classify import SideView, build_table, verdict
+from verifier.review.classify import SideView, build_table, expectations, verdict
 from verifier.review.gitread import Files, GitRepo, Snapshot, apply_patch, read_patch, tree_id
+from verifier.review.instances import InstanceSpec
 from verifier.review.provenance import ProvenanceIndex
 from verifier.review.review_evidence import (
     EnvironmentRecord,
+    ExpectedTest,
     ProjectRecord,
     PytestSession,
+    Resolution,
     ReviewEvidence,
     RunRecord,
     Timings,
@@ -81,6 +84,10 @@ class ReviewRequest:
     image: str | None = None
     #: Reuse the base tree's own run from an earlier review of the same base (`BaseRunCache`).
     cache: bool = True
+    #: An instance's test_patch (SWE-bench): applied on the base before `patch`; needs `patch`.
+    test_patch: Path | None = None
+    #: FAIL_TO_PASS / PASS_TO_PASS: ok then means resolved (`--expect`, `--instances`).
+    expect: InstanceSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -90,21 +97,28 @@ class Trees:
     patch_sha256: str | None
     object_format: str
     repository_uri: str | None = None
+    test_patch_sha256: str | None = None
 
 
 def read_trees(req: ReviewRequest) -> Trees:
     """Both trees, read through git only. Raises InvalidInput for every bad input."""
     if req.patch is not None and req.head not in (None, "HEAD"):
         raise InvalidInput("give --head or --patch, not both")
+    if req.test_patch is not None and req.patch is None:
+        raise InvalidInput("a test_patch needs a patch to apply after it")
     repo = GitRepo(req.repo)
     base = repo.snapshot(req.base)
     if req.patch is None:
         head = repo.snapshot(req.head or "HEAD")
         return Trees(base, head, None, repo.object_format, repo.remote_uri())
     patch = read_patch(req.patch)
-    files = apply_patch(base.files, patch)
-    head = Snapshot(ref="base + patch", commit=None, tree_id=tree_id(files, repo.object_format), files=files)
-    return Trees(base, head, sha256_bytes(patch), repo.object_format, repo.remote_uri())
+    files, ref, test_sha = base.files, "base + patch", None
+    if req.test_patch is not None:
+        test_patch = read_patch(req.test_patch)
+        files, ref, test_sha = apply_patch(files, test_patch), "base + test_patch + patch", sha256_bytes(test_patch)
+    files = apply_patch(files, patch)
+    head = Snapshot(ref=ref, commit=None, tree_id=tree_id(files, repo.object_format), files=files)
+    return Trees(base, head, sha256_bytes(patch), repo.object_format, repo.remote_uri(), test_sha)
 
 
 def plan_trees(trees: Trees, mode: TestsMode, test_paths: tuple[str, ...] = ()) -> tuple[Splitter, Files, Files]:
@@ -246,7 +260,8 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
     )
     stops = {side: view.stopped() for side, view in views.items()}
     collected = {side: len(view.collected()) for side, view in views.items()}
-    ok, reason = verdict(table, stops, collected)
+    expected = expectations(table, req.expect.fail_to_pass, req.expect.pass_to_pass) if req.expect else None
+    ok, reason = verdict(table, stops, collected, expected)
 
     fields = {
         "ok": ok,
@@ -257,6 +272,8 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
         "base": TreeRef(ref=trees.base.ref, commit=trees.base.commit, tree=trees.base.tree_id).model_dump(),
         "head": TreeRef(ref=trees.head.ref, commit=trees.head.commit, tree=trees.head.tree_id).model_dump(),
         "patch_sha256": trees.patch_sha256,
+        "test_patch_sha256": trees.test_patch_sha256,
+        "resolution": _resolution(ok, expected),
         "tests_mode": req.tests,
         "pytest": session.model_dump(),
         "isolation": "in-process",
@@ -283,6 +300,19 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
         total_s=time.monotonic() - t0,
     ).model_dump()
     return ReviewEvidence.model_validate(fields)
+
+
+def _resolution(ok: bool, expected: list[ExpectedTest] | None) -> dict[str, object] | None:
+    """The evidence's `resolution` field: `verdict` decided, this only counts and lists."""
+    if expected is None:
+        return None
+    return Resolution(
+        resolved=ok,
+        fail_to_pass=sum(1 for e in expected if e.expected == "fail_to_pass"),
+        pass_to_pass=sum(1 for e in expected if e.expected == "pass_to_pass"),
+        unmet=[e.test_id for e in expected if not e.met],
+        tests=expected,
+    ).model_dump()
 
 
 def _run(plans: list[RunPlan], req: ReviewRequest, say: Progress) -> list[RunOutput]:

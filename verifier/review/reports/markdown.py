@@ -100,16 +100,8 @@ def _section(title: str, rows: list[TestRow], budget: _Budget, *, excerpts: int 
     return out
 
 
-def render(ev: ReviewEvidence, limit: int = MAX_CHARS) -> str:
-    """The review as one markdown comment of at most `limit` characters."""
-    c = ev.counts
-    mark = "✅" if ev.ok else "❌"
-    head = [
-        f"## {mark} verifier review: {'no regressions' if ev.ok else 'NOT OK'}",
-        "",
-        f"**{one_line(ev.reason, 400)}**",
-        "",
-    ]
+def _callouts(ev: ReviewEvidence) -> list[str]:
+    """The warnings above the table: rewritten or edited judges, unmet spec, infrastructure, incomplete runs."""
     callouts: list[str] = []
     rewritten = [r.test_id for r in ev.tests if r.classification is TestClass.REWRITTEN]
     if rewritten:
@@ -130,12 +122,32 @@ def render(ev: ReviewEvidence, limit: int = MAX_CHARS) -> str:
             f"failing to passing: {ids}{more}. They do not count as fixed. Review them, or run "
             "`verifier review --tests base` to judge the change with the base's tests."
         )
+    if ev.resolution is not None and ev.resolution.unmet:
+        unmet = [e for e in ev.resolution.tests if not e.met]
+        items = ", ".join(f"{code(e.test_id, 120)} ({e.expected}: {e.base.value} → {e.head.value})" for e in unmet[:10])
+        more = f" and {len(unmet) - 10} more" if len(unmet) > 10 else ""
+        callouts.append(f"> [!CAUTION]\n> **Not resolved: listed tests that did not meet the spec:** {items}{more}")
     if ev.test_infrastructure_changes:
         items = ", ".join(code(t, 120) for t in ev.test_infrastructure_changes[:10])
         callouts.append(f"> [!NOTE]\n> **The change edits test infrastructure:** {items}")
     for run in ev.runs:
         if not run.complete:
             callouts.append(f"> [!CAUTION]\n> **The {run.side} run did not complete:** {one_line(run.stopped, 300)}")
+    return callouts
+
+
+def render(ev: ReviewEvidence, limit: int = MAX_CHARS) -> str:
+    """The review as one markdown comment of at most `limit` characters."""
+    c = ev.counts
+    mark = "✅" if ev.ok else "❌"
+    title = ("resolved" if ev.ok else "NOT RESOLVED") if ev.resolution else ("no regressions" if ev.ok else "NOT OK")
+    head = [
+        f"## {mark} verifier review: {title}",
+        "",
+        f"**{one_line(ev.reason, 400)}**",
+        "",
+    ]
+    callouts = _callouts(ev)
     summary = (
         "| broken | rewritten | fixed | added | edited to pass | still failing | still passing | flaky | error "
         "| missing | skipped | removed |\n"

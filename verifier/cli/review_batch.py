@@ -1,0 +1,78 @@
+"""`verifier review --instances`: a batch of SWE-bench instances, with progress and a summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from verifier.cli.common import ensure_image, fail, review_limits, sandbox_failure, stderr
+from verifier.text import one_line
+
+_STYLE = {"resolved": "green", "not_resolved": "red", "error": "yellow"}
+
+
+def run_batch_command(
+    instances: Path | None,
+    predictions: Path | None,
+    gold: bool,
+    out_dir: Path | None,
+    max_workers: int,
+    force: bool,
+    timeout: float,
+    memory: str,
+    build: bool,
+) -> None:
+    """Check both files fully, then review every prediction; exit 0 only when all are resolved."""
+    from verifier.errors import SandboxUnavailable
+    from verifier.review.batch import BatchRequest, InstanceReport, run_batch
+    from verifier.review.instances import BadRecord, gold_predictions, load_instances, load_predictions
+
+    if instances is None:
+        raise fail("--predictions and --gold need --instances (a JSONL file of instances)", option="--instances")
+    if (predictions is None) == (not gold):
+        raise fail("--instances needs --predictions (a JSONL file) or --gold, one of them", option="--predictions")
+    if out_dir is None:
+        raise fail("--instances needs --out-dir: the folder for the logs and the summary", option="--out-dir")
+    limits = review_limits(timeout, memory)
+    try:
+        found = load_instances(instances)
+    except BadRecord as exc:
+        raise fail(f"--instances: {exc}", option="--instances") from None
+    try:
+        preds = gold_predictions(found) if predictions is None else load_predictions(predictions, found)
+    except BadRecord as exc:
+        raise fail(f"--predictions: {exc}", option="--predictions") from None
+    err = stderr()
+    try:
+        if build:
+            ensure_image()
+        with Progress(
+            TextColumn("reviewing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=err, disable=not err.is_terminal,
+        ) as bar:  # fmt: skip
+            task = bar.add_task("instances", total=len(preds))
+
+            def done(rep: InstanceReport, reused: bool, n: int, total: int) -> None:
+                how = "earlier report" if reused else f"{rep.duration_s:.0f} s"
+                err.print(
+                    f"[{n}/{total}] {escape(rep.model)} {escape(rep.instance_id)}: "
+                    f"[{_STYLE[rep.status.value]}]{rep.status.value}[/] ({how}) {escape(one_line(rep.reason, 160))}"
+                )
+                bar.update(task, completed=n)
+
+            summaries = run_batch(
+                BatchRequest(instances=found, predictions=preds, out_dir=out_dir, max_workers=max_workers,
+                             force=force, limits=limits),
+                on_done=done,
+            )  # fmt: skip
+    except SandboxUnavailable as exc:
+        raise sandbox_failure(exc) from None
+    for s in summaries:
+        err.print(
+            f"{escape(s.model)}: {s.resolved}/{s.total} resolved ({s.resolved_rate:.1%}), {s.not_resolved} not "
+            f"resolved, {s.errors} errors; summary {escape(str(out_dir / s.model.replace('/', '__') / 'summary.json'))}"
+        )
+    raise typer.Exit(0 if all(s.resolved == s.total for s in summaries) else 1)
