@@ -37,7 +37,9 @@ def fake_sandbox(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[Sandbox
     seen: list[Limits] = []
 
     def install(handler: Callable[[SandboxJob], RawRun]) -> list[Limits]:
-        def pooled(cls: type[Verifier], pool: Any = None, *, limits: Limits, image: Any = None) -> Verifier:
+        def pooled(
+            cls: type[Verifier], pool: Any = None, *, limits: Limits, image: Any = None, admission: Any = None
+        ) -> Verifier:
             seen.append(limits)  # the command's warm pool
             return Verifier(backend=FakeBackend(handler), image="x", limits=limits)
 
