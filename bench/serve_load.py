@@ -10,19 +10,22 @@ and one seeded mutant of each, two of them loops that never end) for verdict ide
 2. a real server (`verifier serve`, a subprocess on 127.0.0.1, the same pool size and limits):
    the 328 as one /v1/batch, whose verdicts must be identical to 1's;
 3. waves of 10, 50 and 200 concurrent clients (each a connection of its own, an asyncio task of
-   this process), each sending the 326 one check at a time (POST /v1/check, no client-side retry)
-   until the wave has sent `--rounds` x 326, between two in-process runs of the 326:
-   checks per second, p50/p99 latency, statuses; every request must get a verdict or
-   `overloaded` (none lost, none a `timeout` where the in-process run found none);
+   a load-generating process at nice 10: on this 2-core machine the clients share the CPUs with
+   the sandboxes, as a deployment's clients on other machines would not), each sending the 326
+   one check at a time (POST /v1/check, no client-side retry) until the wave has sent
+   `--rounds` x 326, `--pairs` waves of each size, each between two in-process runs of the 326
+   (the figure is the median of the waves' ratios to the runs beside them): checks per second, p50/p99
+   latency, statuses, CPU a check of the server and of the clients; every request must get a
+   verdict or `overloaded` (none lost, none a `timeout` where the in-process run found none);
 4. the server's memory (resident set, from /proc) before the waves and after `--soak` checks in
    all (10,000 by default).
 
-    python bench/serve_load.py [--clients 10,50,200] [--rounds 1] [--soak 10000] [--workers 2]
+    python bench/serve_load.py [--clients 10,50,200] [--pairs 3] [--rounds 1] [--soak 10000] [--workers 2]
 
 Both sides queue for a folder of sandbox slots of this run's own (VERIFIER_SLOTS_DIR, `--workers`
 slots), so that neither waits for slots other processes on a shared machine hold: they compete
 for the CPU only, as they would on a machine of their own. The in-process throughput is measured
-before and after the server's waves; the ratio is to their mean (a busy host drifts).
+before and after each wave; a wave's ratio is to the mean of the two beside it (a busy host drifts).
 
 Only against 127.0.0.1; bounded in count (every wave and the soak send a fixed number of checks)
 and in time (each request has a deadline). Writes bench/results/serve-load-<timestamp>.json.
@@ -147,11 +150,35 @@ def items_of(samples: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     ]
 
 
+#: The load generator's niceness: on this machine it shares the CPUs with the sandboxes, which a
+#: real deployment's clients (on the trainers' machines) would not; it still gets every CPU
+#: moment the sandboxes leave, and its own CPU a check is reported beside the figures.
+CLIENT_NICE = 10
+
+
 def wave(url: str, token: str, items: list[tuple[str, str, str]], clients: int, total: int) -> dict[str, Any]:
-    """`clients` concurrent clients (one connection each, asyncio tasks in this process, so that
-    the load generator takes little of the machine's CPU) sending checks (item i % len(items))
-    until `total` are answered."""
-    return asyncio.run(_wave(url, token, items, clients, total))
+    """`clients` concurrent clients (one connection each: asyncio tasks of a process of their own,
+    at CLIENT_NICE) sending checks (item i % len(items)) until `total` are answered."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as fh:
+        json.dump({"url": url, "token": token, "items": items, "clients": clients, "total": total}, fh)
+        fh.flush()
+        done = subprocess.run(
+            [sys.executable, __file__, "--wave", fh.name], capture_output=True, text=True, check=False
+        )
+    if done.returncode != 0:
+        raise SystemExit(f"the load generator failed: {done.stderr[-3000:]}")
+    return dict(json.loads(done.stdout))
+
+
+def wave_process(spec_path: str) -> int:
+    """The load generator's process (`--wave SPEC`): runs the wave, prints its result as JSON."""
+    os.nice(CLIENT_NICE)
+    spec = json.loads(Path(spec_path).read_text())
+    items = [tuple(item) for item in spec["items"]]
+    result = asyncio.run(_wave(spec["url"], spec["token"], items, spec["clients"], spec["total"]))
+    result["clients_cpu_ms_per_check"] = round(time.process_time() / max(1, result["checks"]) * 1000, 2)
+    print(json.dumps(result))
+    return 0
 
 
 async def _wave(url: str, token: str, items: list[tuple[str, str, str]], clients: int, total: int) -> dict[str, Any]:
@@ -194,6 +221,18 @@ async def _wave(url: str, token: str, items: list[tuple[str, str, str]], clients
     }
 
 
+def measured_wave(
+    pid: int, url: str, token: str, items: list[tuple[str, str, str]], clients: int, total: int, expected: list[str]
+) -> dict[str, Any]:
+    """One wave, with the server's CPU a check and the timeouts no in-process run found."""
+    server_cpu = cpu_s(pid)
+    result = wave(url, token, items, clients, total)
+    result["server_cpu_ms_per_check"] = round((cpu_s(pid) - server_cpu) / result["checks"] * 1000, 2)
+    rows = result.pop("rows")
+    result["false_timeouts"] = sum(1 for i, status in rows if status == "timeout" and expected[i] != "timeout")
+    return result
+
+
 def served_part(
     samples: list[dict[str, Any]],
     no_loops: list[dict[str, Any]],
@@ -228,23 +267,21 @@ def served_part(
         out["in_process_runs"] = [in_process_warm(no_loops, args.workers)]
         sent = len(samples)
         for clients in (int(c) for c in args.clients.split(",")):
-            server_cpu, own_cpu = cpu_s(proc.pid), cpu_s(os.getpid())
-            result = wave(url, token, items, clients, args.rounds * len(items))
-            result["server_cpu_ms_per_check"] = round((cpu_s(proc.pid) - server_cpu) / result["checks"] * 1000, 2)
-            result["clients_cpu_ms_per_check"] = round((cpu_s(os.getpid()) - own_cpu) / result["checks"] * 1000, 2)
-            rows = result.pop("rows")
-            result["false_timeouts"] = sum(1 for i, st in rows if st == "timeout" and expected_326[i] != "timeout")
-            out["in_process_runs"].append(in_process_warm(no_loops, args.workers))
-            beside = [run["checks_per_s"] for run in out["in_process_runs"][-2:]]
-            result["in_process_beside"] = beside
-            result["ratio_to_in_process"] = round(result["checks_per_s"] / statistics.mean(beside), 3)
-            out["waves"].append(result)
-            sent += result["checks"]
-            print(
-                f"{clients:>4} clients: {result['checks_per_s']} checks/s (in process beside it: {beside}), "
-                f"p50 {result['p50_s']} s, p99 {result['p99_s']} s, {result['statuses']}",
-                file=sys.stderr,
-            )
+            for _ in range(args.pairs):
+                result = measured_wave(proc.pid, url, token, items, clients, args.rounds * len(items), expected_326)
+                out["in_process_runs"].append(in_process_warm(no_loops, args.workers))
+                beside = [run["checks_per_s"] for run in out["in_process_runs"][-2:]]
+                result["in_process_beside"] = beside
+                result["ratio_to_in_process"] = round(result["checks_per_s"] / statistics.mean(beside), 3)
+                out["waves"].append(result)
+                sent += result["checks"]
+                print(
+                    f"{clients:>4} clients: {result['checks_per_s']} checks/s (in process beside it: {beside}), "
+                    f"p50 {result['p50_s']} s, p99 {result['p99_s']} s, {result['statuses']}",
+                    file=sys.stderr,
+                )
+            ratios = [w["ratio_to_in_process"] for w in out["waves"] if w["clients"] == clients]
+            out.setdefault("median_ratio", {})[str(clients)] = round(statistics.median(ratios), 3)
         if args.soak > sent:
             soak = wave(url, token, items, 50, args.soak - sent)
             soak.pop("rows")
@@ -261,11 +298,15 @@ def served_part(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", default="10,50,200")
-    parser.add_argument("--rounds", type=int, default=2, help="Each wave sends ROUNDS x 326 checks.")
+    parser.add_argument("--rounds", type=int, default=1, help="Each wave sends ROUNDS x 326 checks.")
+    parser.add_argument("--pairs", type=int, default=3, help="Waves of each size, each after an in-process run.")
     parser.add_argument("--soak", type=int, default=10_000, help="Checks sent in all before memory is read.")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--limit", type=int, default=None, help="Only the first N samples (a trial run).")
+    parser.add_argument("--wave", help=argparse.SUPPRESS)  # the load generator's own process
     args = parser.parse_args()
+    if args.wave:
+        return wave_process(args.wave)
     build(connect())
     samples = with_loops(sample_set(he.load_problems()))[: args.limit]
     no_loops = [s for s in samples if s["kind"] != "loop"]

@@ -147,6 +147,40 @@ def test_concurrency_counts_and_waits() -> None:
     assert client.running == 0
 
 
+def test_waiting_checks_start_in_arrival_order_one_wake_up_each() -> None:
+    """A batch's items wait in arrival order; each check that ends wakes one of them (not all),
+    and a waiter cancelled after its wake-up passes its turn on."""
+    rules = spec(concurrency=2)
+    client = ClientState("t")
+
+    async def scenario() -> list[int]:
+        order: list[int] = []
+        await client.start(rules)
+        await client.start(rules)
+
+        async def item(n: int) -> None:
+            await client.start(rules)
+            order.append(n)
+
+        waiting = [asyncio.create_task(item(n)) for n in range(5)]
+        await asyncio.sleep(0.01)
+        assert order == [] and len(client.waiters) == 5
+        client.done()
+        waiting[1].cancel()  # cancelled before its turn: never counted
+        await asyncio.sleep(0.01)
+        assert order == [0]
+        client.done()
+        await asyncio.sleep(0.01)
+        assert order == [0, 2]
+        client.done()
+        client.done()
+        await asyncio.sleep(0.01)
+        return order
+
+    assert asyncio.run(scenario()) == [0, 2, 3, 4]
+    assert client.running == 2 and not client.waiters
+
+
 # -- bodies ---------------------------------------------------------------------------------------
 def test_a_body_is_bounded_in_size_and_time() -> None:
     async def chunks(parts: list[bytes], pause: float) -> AsyncIterator[bytes]:

@@ -11,21 +11,25 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from collections import deque
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 
 from verifier.serve.tokens import TokenSpec
 
+DAY_S = 86400
+
 
 def seconds_to_utc_midnight(now: float | None = None) -> int:
-    """Whole seconds until the next UTC day begins (when daily quotas start again)."""
-    moment = datetime.fromtimestamp(time.time() if now is None else now, UTC)
-    midnight = (moment + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    return max(1, math.ceil((midnight - moment).total_seconds()))
+    """Whole seconds until the next UTC day begins (when daily quotas start again). Unix time
+    has no leap seconds: every UTC day is 86,400 of its seconds."""
+    moment = time.time() if now is None else now
+    return max(1, math.ceil((utc_day(moment) + 1) * DAY_S - moment))
 
 
-def utc_day(now: float | None = None) -> str:
-    return datetime.fromtimestamp(time.time() if now is None else now, UTC).strftime("%Y-%m-%d")
+def utc_day(now: float | None = None) -> int:
+    """The UTC day `now` falls in (days since 1970-01-01), counted on every check: arithmetic, not
+    a calendar."""
+    return int((time.time() if now is None else now) // DAY_S)
 
 
 @dataclass
@@ -53,10 +57,12 @@ class ClientState:
 
     name: str
     running: int = 0
-    day: str = ""
+    day: int = -1
     used: int = 0
     bucket: Bucket = field(default_factory=Bucket)
-    freed: asyncio.Event = field(default_factory=asyncio.Event)
+    #: Checks waiting to start (a batch's items), first come first served; each ended check
+    #: wakes one, never all of them (a batch of ten thousand would wake ten thousand).
+    waiters: deque[asyncio.Future[None]] = field(default_factory=deque)
 
     # -- daily quota -------------------------------------------------------------------------
     def charge(self, spec: TokenSpec, n: int, now: float) -> bool:
@@ -81,14 +87,40 @@ class ClientState:
         return True
 
     async def start(self, spec: TokenSpec) -> None:
-        """Wait until one more check of this principal may run, then count it."""
-        while not self.try_start(spec):
-            self.freed.clear()
-            await self.freed.wait()
+        """Wait (in arrival order) until one more check of this principal may run, then count it."""
+        if not self.waiters and self.try_start(spec):
+            return
+        front = False
+        while True:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            if front:  # woken before, but the room was gone (a lowered limit): keep its place
+                self.waiters.appendleft(waiter)
+            else:
+                self.waiters.append(waiter)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():
+                    self._wake_next()  # woken, then cancelled: the turn goes to the next one
+                elif waiter in self.waiters:
+                    self.waiters.remove(waiter)
+                raise
+            if self.try_start(spec):
+                if self.running < spec.concurrency:
+                    self._wake_next()  # room for more (its limit was raised meanwhile)
+                return
+            front = True
 
     def done(self) -> None:
         self.running -= 1
-        self.freed.set()
+        self._wake_next()
+
+    def _wake_next(self) -> None:
+        while self.waiters:
+            waiter = self.waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
 
 
 class Clients:
