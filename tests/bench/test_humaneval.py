@@ -18,13 +18,13 @@ PROBLEMS = he.load_problems()
 def test_all_164_problems_make_suites_that_compile() -> None:
     assert len(PROBLEMS) == 164
     for problem in PROBLEMS.values():
-        suite = he.problem_suite(problem)
-        assert suite.runner == "direct"
-        compile(suite.files["test_humaneval.py"], problem["task_id"], "exec")
+        suite = problem.suite
+        assert suite.runner == "direct" and problem.format == "humaneval"
+        compile(suite.files["test_humaneval.py"], problem.task_id, "exec")
 
 
 def test_identical_samples_are_verified_once() -> None:
-    p = PROBLEMS["HumanEval/0"]
+    p = PROBLEMS["HumanEval/0"].line
     samples = [he.Sample("HumanEval/0", p["canonical_solution"], {}) for _ in range(3)]
     samples.append(he.Sample("HumanEval/0", "    return False\n", {}))
     jobs, mapping = he.unique_jobs(samples, PROBLEMS)
@@ -50,7 +50,7 @@ def test_cli_matches_the_reference_format(sandbox_image: str, tmp_path: Path) ->
     or calls the function by name (33); a wrong completion fails; the output has the
     reference's fields."""
     tasks = ["HumanEval/0", "HumanEval/32", "HumanEval/33", "HumanEval/53"]
-    lines = [{"task_id": t, "completion": PROBLEMS[t]["canonical_solution"]} for t in tasks]
+    lines = [{"task_id": t, "completion": PROBLEMS[t].line["canonical_solution"]} for t in tasks]
     lines.append({"task_id": "HumanEval/0", "completion": "    return True\n"})
     samples = tmp_path / "samples.jsonl"
     samples.write_text("".join(json.dumps(x) + "\n" for x in lines))
