@@ -25,7 +25,10 @@ from verifier.limits import RunPolicy, Runtime
 
 if TYPE_CHECKING:  # loaded when a command runs (every `verifier` command imports this module)
     from verifier.bench.calibrate import LimitRule
+    from verifier.bench.harness import BenchRun
     from verifier.bench.humaneval import HumanEvalRun, Options, Workload
+    from verifier.bench.io import Problem as IOProblem
+    from verifier.bench.io import Sample as IOSample
     from verifier.bench.store import EvidenceStore
 
 bench_app = typer.Typer(
@@ -279,6 +282,7 @@ def _run_humaneval(work: Workload, options: Options, samples: Path, *, fresh: bo
             raise sandbox_failure(exc) from None
 
 
+# Long only in its signature, as humaneval's; the work is verifier.bench.io.evaluate.
 @bench_app.command("io", cls=Command)
 def io(
     samples: Annotated[
@@ -298,6 +302,13 @@ def io(
             "--k", help="The k of pass@k, comma-separated; reported only when every problem has at least k samples."
         ),
     ] = REFERENCE_KS,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds of charged time each case may take, for the problems that set no time_limit_s "
+            "(default: 2.0); a problem's own time_limit_s wins."
+        ),
+    ] = None,
     workers: Annotated[int | None, typer.Option(help="Concurrent sandboxes (default: the core count).")] = None,
     policy: Annotated[
         RunPolicy, typer.Option(help="reuse (fast), fresh (a container per sample) or cold (no pool).")
@@ -305,44 +316,73 @@ def io(
     json_out: Annotated[
         Path | None, typer.Option(help="Also write the summary (pass@k, status counts, timing) as JSON.")
     ] = None,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache", help="Verify every sample again: start SAMPLES_evidence.jsonl anew instead of serving it."
+        ),
+    ] = False,
+    runtime: Annotated[
+        Runtime, typer.Option(help="Container runtime: runc, or gvisor (gVisor's runsc; slower).")
+    ] = "runc",
 ) -> None:
     """Run every sample program on its problem's cases (stdin in, stdout compared); write
     <samples>_results.jsonl and print pass@k and how many samples ended with each status.
 
+    Every verdict is kept in SAMPLES_evidence.jsonl as it arrives: run the same command again
+    after Ctrl-C or a crash and only what is missing is verified (--no-cache: all of it).
     Exit 0 when every sample got a verdict, 2 for bad input or when any sample could not be
     verified (infra_error/overloaded: not the program's failure, but pass@k is then not trustworthy)."""
-    from verifier.errors import SandboxUnavailable
     from verifier.sandbox.admission import default_workers
-    from verifier.sandbox.docker_engine import connect
-    from verifier.sandbox.image import build
 
-    err = stderr()
     _require_file(samples, "SAMPLES", "samples")
     _require_file(problems, "--problems", "problems")
+    if timeout is not None and not 0 < timeout <= 600:
+        raise fail(f"--timeout must be more than 0 and at most 600 seconds, not {timeout:g}", option="--timeout")
+    if workers is not None and workers < 1:
+        raise fail(f"--workers must be at least 1, not {workers}", option="--workers")
     from verifier.bench import io as bio
 
     ks = _ks(k)
     try:
-        probs = bio.load_problems(problems)
+        probs = bio.load_problems(problems, time_limit_s=timeout)
         items = bio.read_samples(samples, probs, limit)
     except _INPUT_ERRORS as exc:
         raise _input_failure(exc, samples, problems) from None
     if not items:
         raise fail("SAMPLES: no samples to verify", option="SAMPLES")
 
-    workers = workers or default_workers()
-    try:
-        image, _built = build(connect())
-    except SandboxUnavailable as exc:
-        raise sandbox_failure(exc) from None
-    attempted = len({s.problem_id for s in items})
-    err.print(f"{len(items)} samples of {attempted} problems, {workers} workers, policy {policy}")
-    run = bio.evaluate(items, probs, ks=ks, workers=workers, policy=policy, image=image)
+    options = {"ks": ks, "workers": workers or default_workers(), "policy": policy, "runtime": runtime}
+    run = _run_io(items, probs, options, samples, fresh=no_cache)
     out_path = Path(f"{samples}_results.jsonl")
     with open(out_path, "w") as fh:
         for sample, ev in zip(items, run.evidence, strict=True):
             fh.write(json.dumps(bio.result_row(sample, ev)) + "\n")
-    _report({**run.summary, "results": str(out_path)}, json_out, "the programs")
+    _report({**run.summary, "results": str(out_path), "evidence": str(_store_path(samples))}, json_out, "the programs")
+
+
+def _run_io(
+    items: list[IOSample], problems: dict[str, IOProblem], options: dict[str, Any], samples: Path, *, fresh: bool
+) -> BenchRun:
+    """Open the run's evidence store, build the image, verify (`options`: bio.evaluate's)."""
+    from verifier.bench import io as bio
+    from verifier.errors import SandboxUnavailable
+    from verifier.limits import Limits
+    from verifier.sandbox.docker_engine import connect
+    from verifier.sandbox.image import build
+
+    with _open_store(_store_path(samples), fresh=fresh) as store:
+        try:
+            require_runtime(Limits(runtime=options["runtime"]))
+            image, _built = build(connect())
+        except SandboxUnavailable as exc:
+            raise sandbox_failure(exc) from None
+        attempted = len({s.problem_id for s in items})
+        stderr().print(
+            f"{len(items)} samples of {attempted} problems, {options['workers']} workers, policy "
+            f"{options['policy']}, runtime {options['runtime']}"
+        )
+        return bio.evaluate(items, problems, image=image, store=store, **options)
 
 
 def _report(summary: dict[str, Any], json_out: Path | None, whose: str) -> None:
