@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SETTLE_ATTEMPTS
 from verifier.bench import humaneval as he
 
 PROBLEMS = he.load_problems()
@@ -71,8 +72,16 @@ def rows(folder: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in (folder / "samples.jsonl_results.jsonl").read_text().splitlines()]
 
 
-def run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
+def run(command: list[str], cwd: Path, *, settle: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run `command`; with `settle` (ours), run it again while a sample got no verdict because
+    the host was too busy (exit 2, `overloaded`), as the conftest's settle_overloaded_runs does
+    in process and as users are told to: the evidence store makes each rerun verify only that
+    sample, and the results file is rewritten whole."""
+    for _ in range(SETTLE_ATTEMPTS if settle else 1):
+        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
+        unjudged = "could not be verified" in done.stderr or "SampleNotVerified" in done.stderr
+        if done.returncode == 0 or not (settle and unjudged):
+            break
     assert done.returncode == 0, (command, done.stderr[-3000:])
     return done
 
@@ -84,7 +93,7 @@ def test_the_reference_command_line_runs_unchanged(sandbox_image: str, inputs: d
     same results file (ours adds its own fields after the reference's, in the reference's order)."""
     args = ["samples.jsonl", "--problem_file=problems.jsonl", "--n_workers=2", "--timeout=3.0"]
     reference = run([REFERENCE_CLI, *args], inputs["reference-cli"])
-    ours = run([*VERIFIER_CLI, "bench", "humaneval", *args], inputs["ours-cli"])
+    ours = run([*VERIFIER_CLI, "bench", "humaneval", *args], inputs["ours-cli"], settle=True)
     theirs, mine = rows(inputs["reference-cli"]), rows(inputs["ours-cli"])
     assert len(theirs) == len(mine) == len(sample_lines())
     for ref_row, our_row in zip(theirs, mine, strict=True):
@@ -107,7 +116,7 @@ def test_the_reference_python_call_runs_unchanged(sandbox_image: str, inputs: di
     assert ours_script != SCRIPT
     args = ["samples.jsonl", "problems.jsonl"]
     reference = run([sys.executable, "-c", SCRIPT, *args], inputs["reference-py"])
-    ours = run([sys.executable, "-c", ours_script, *args], inputs["ours-py"])
+    ours = run([sys.executable, "-c", ours_script, *args], inputs["ours-py"], settle=True)
     result = "samples.jsonl_results.jsonl"
     assert (inputs["ours-py"] / result).read_bytes() == (inputs["reference-py"] / result).read_bytes()
     theirs = json.loads(reference.stdout.splitlines()[-1])
