@@ -40,11 +40,12 @@ from verifier.sandbox.image import build, image_tag  # noqa: E402
 from verifier.verify import Verifier  # noqa: E402
 
 
-def sample_set(problems: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def sample_set(problems: dict[str, he.Problem]) -> list[dict[str, Any]]:
     samples = []
-    for task_id, p in problems.items():
-        samples.append({"task_id": task_id, "completion": p["canonical_solution"], "kind": "canonical"})
-    for task_id, p in problems.items():
+    for task_id, problem in problems.items():
+        samples.append({"task_id": task_id, "completion": problem.line["canonical_solution"], "kind": "canonical"})
+    for task_id, problem in problems.items():
+        p = problem.line
         mutant, rule = mutate(task_id, p["prompt"], p["canonical_solution"])
         samples.append({"task_id": task_id, "completion": mutant, "kind": "mutant", "rule": rule})
     return samples
@@ -79,7 +80,7 @@ def run_reference(samples: list[dict[str, Any]], workers: int, timeout: float) -
 
     def timed(i: int) -> None:
         t = time.monotonic()
-        check_correctness(problems[samples[i]["task_id"]], samples[i]["completion"], timeout)
+        check_correctness(problems[samples[i]["task_id"]].line, samples[i]["completion"], timeout)
         latencies[i] = time.monotonic() - t
 
     with ThreadPoolExecutor(workers) as pool:
@@ -103,7 +104,7 @@ def run_docker(samples: list[dict[str, Any]], workers: int, timeout: float, imag
 
     def one(i: int) -> None:
         s = samples[i]
-        p = problems[s["task_id"]]
+        p = problems[s["task_id"]].line
         program = p["prompt"] + s["completion"] + "\n" + p["test"] + "\n" + f"check({p['entry_point']})\n"
         t = time.monotonic()
         c = client.containers.create(

@@ -145,7 +145,7 @@ def rss_mib(pid: int) -> float:
 def items_of(samples: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     problems = he.load_problems()
     return [
-        (str(i), he.candidate_source(problems[s["task_id"]], s["completion"]), f"humaneval/{s['task_id']}")
+        (str(i), problems[s["task_id"]].source(s["completion"]), f"humaneval/{s['task_id']}")
         for i, s in enumerate(samples)
     ]
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from verifier.evidence import Evidence, Status
@@ -71,6 +72,7 @@ def verify_batch(
         TextColumn("{task.fields[retried]}"),
         disable=not progress,
         transient=False,
+        console=Console(stderr=True),  # stdout is the caller's (the bench commands print their summary there)
     )
     retried = 0
     with bar, ThreadPoolExecutor(max_workers=workers, thread_name_prefix="verify") as pool:

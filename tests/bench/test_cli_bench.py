@@ -5,6 +5,7 @@ evidence decisions are the real ones."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -16,8 +17,10 @@ from typer.testing import CliRunner
 from verifier.bench import humaneval as he
 from verifier.cli import app
 from verifier.limits import Limits
+from verifier.runner.protocol import FailureRecord, JobCounts, JobResult, format_result_line, read_job
 from verifier.sandbox.backend import RawRun, SandboxJob
 from verifier.sandbox.fake import FakeBackend, answer, raw_run
+from verifier.sandbox.runtime import KERNEL_OF
 from verifier.verify import Verifier
 
 PROBLEMS = he.load_problems()
@@ -54,7 +57,7 @@ def fake_sandbox(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[Sandbox
 def samples(tmp_path: Path, per_task: dict[str, int]) -> Path:
     path = tmp_path / "samples.jsonl"
     lines = [
-        {"task_id": task, "completion": PROBLEMS[task]["canonical_solution"]}
+        {"task_id": task, "completion": PROBLEMS[task].line["canonical_solution"]}
         for task, n in per_task.items()
         for _ in range(n)
     ]
@@ -104,7 +107,8 @@ def test_default_timeout_is_the_references_3_seconds(tmp_path: Path, fake_sandbo
     assert bench(str(samples(tmp_path, {"HumanEval/0": 1}))).exit_code == 0
     assert limits[0].call_timeout_s == 3.0
     help_text = CliRunner().invoke(app, ["bench", "humaneval", "--help"], terminal_width=200).stdout
-    assert "default: 3.0" in help_text and "reference's timeout" in help_text
+    flat = " ".join(help_text.replace("│", " ").split())  # rich wraps the help in a box of its own width
+    assert "default: 3.0" in flat and "reference's timeout" in flat
 
 
 def test_infra_errors_exit_2_not_1(tmp_path: Path, fake_sandbox: Any) -> None:
@@ -114,3 +118,127 @@ def test_infra_errors_exit_2_not_1(tmp_path: Path, fake_sandbox: Any) -> None:
     assert "2 sample(s) could not be verified" in done.stderr
     rows = [json.loads(x) for x in Path(f"{tmp_path}/samples.jsonl_results.jsonl").read_text().splitlines()]
     assert {r["status"] for r in rows} == {"infra_error"}
+
+
+def header(job: SandboxJob) -> dict[str, Any]:
+    return dict(json.loads(job.stdin.split(b"\n", 1)[0]))
+
+
+def counting(jobs: list[SandboxJob]) -> Callable[[SandboxJob], RawRun]:
+    def handler(job: SandboxJob) -> RawRun:
+        jobs.append(job)
+        return answer(job)
+
+    return handler
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--k", "0"], "--k must be positive integers"),
+        (["--problems", "PROBLEMS"], "problems.jsonl:2: not JSON"),
+        (["--min-limit", "1"], "--min-limit needs --limit-from-canonical FACTOR"),
+        (["--limit-from-canonical", "0"], "--limit-from-canonical must be more than 0"),
+        (["--workers", "2", "--n_workers", "2"], "--n_workers is --workers under the reference's name"),
+        (["--timeout", "0"], "--timeout must be more than 0 seconds"),
+    ],
+)
+def test_every_input_is_checked_before_a_sandbox_starts(
+    tmp_path: Path, fake_sandbox: Any, args: list[str], message: str
+) -> None:
+    pools = fake_sandbox(passing)
+    bad_problems = tmp_path / "problems.jsonl"
+    bad_problems.write_text(json.dumps(PROBLEMS["HumanEval/0"].line) + "\n{not json\n")
+    args = [str(bad_problems) if a == "PROBLEMS" else a for a in args]
+    done = CliRunner().invoke(app, ["bench", "humaneval", str(samples(tmp_path, {"HumanEval/0": 1})), *args])
+    assert done.exit_code == 2, done.output
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert pools == []  # no sandbox was started
+
+
+def test_a_malformed_sample_line_is_named_before_a_sandbox_starts(tmp_path: Path, fake_sandbox: Any) -> None:
+    pools = fake_sandbox(passing)
+    path = samples(tmp_path, {"HumanEval/0": 2})
+    path.write_text(path.read_text() + '{"task_id": "HumanEval/0"}\n')
+    done = bench(str(path))
+    assert done.exit_code == 2 and "samples.jsonl:3: a sample needs task_id and completion" in done.stderr
+    assert pools == []
+
+
+def test_a_rerun_verifies_only_what_the_store_lacks(tmp_path: Path, fake_sandbox: Any) -> None:
+    jobs: list[SandboxJob] = []
+    fake_sandbox(counting(jobs))
+    path = samples(tmp_path, {"HumanEval/0": 1, "HumanEval/1": 1, "HumanEval/2": 1})
+    first = bench(str(path))
+    assert first.exit_code == 0 and len(jobs) == 3
+    out = summary(first.stdout)
+    assert (out["verified"], out["from_store"]) == (3, 0)
+    store = Path(f"{path}_evidence.jsonl")
+    lines = store.read_text().splitlines()
+    store.write_text("\n".join(lines[:2]) + "\n" + lines[2][:50])  # the last one torn, as by a crash
+    again = bench(str(path))
+    assert again.exit_code == 0 and len(jobs) == 4  # only the torn one ran again
+    assert (summary(again.stdout)["verified"], summary(again.stdout)["from_store"]) == (1, 2)
+    forced = bench(str(path), "--no-cache")
+    assert forced.exit_code == 0 and len(jobs) == 7 and summary(forced.stdout)["from_store"] == 0
+    assert len(store.read_text().splitlines()) == 3  # --no-cache starts the store anew
+
+
+def test_details_name_the_failing_tests(tmp_path: Path, fake_sandbox: Any) -> None:
+    def failing(job: SandboxJob) -> RawRun:
+        record = FailureRecord(
+            test_id="test_humaneval.py::test_check",
+            kind="assertion",
+            summary="an assertion failed",
+            detail_untrusted="Traceback (most recent call last):\nE   AssertionError: ",
+        )
+        return answer(job, counts=JobCounts(expected=1, failed=1), failures=[record])
+
+    fake_sandbox(failing)
+    path = samples(tmp_path, {"HumanEval/0": 1})
+    assert bench(str(path), "--details").exit_code == 0
+    (row,) = [json.loads(x) for x in Path(f"{path}_results.jsonl").read_text().splitlines()]
+    assert list(row)[-5:] == ["result", "passed", "evidence_id", "status", "failures"]
+    assert row["result"] == "failed: " and row["status"] == "failed"
+    (failure,) = row["failures"]
+    assert failure["test"] == "test_humaneval.py::test_check" and failure["kind"] == "assertion"
+    assert failure["message"] == "an assertion failed" and "AssertionError" in failure["detail_untrusted"]
+
+
+def test_limits_from_the_canonical_solutions(
+    tmp_path: Path, fake_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EvalPlus's rule: max(min, factor x canonical), the canonical measured once (then cached)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    jobs: list[SandboxJob] = []
+
+    def timed(job: SandboxJob) -> RawRun:
+        jobs.append(job)
+        job_read = read_job(io.BytesIO(job.stdin))
+        assert job_read is not None
+        slow = b"def find_zero" in job_read[1]["solution.py"]  # HumanEval/32 "takes" 0.5 s, the others 0.01 s
+        result = JobResult(
+            runner="direct",
+            exit_code=0,
+            counts=JobCounts(expected=1, passed=1),
+            tests_s=0.6 if slow else 0.02,
+            host_wait_s=0.1 if slow else 0.01,  # credited: not the canonical's time
+            kernel=KERNEL_OF[job.limits.runtime],
+        )
+        return raw_run(format_result_line(header(job)["nonce"], False, result))
+
+    fake_sandbox(timed)
+    path = samples(tmp_path, {"HumanEval/0": 2, "HumanEval/32": 1})
+    done = bench(str(path), "--limit-from-canonical", "4", "--min-limit", "1")
+    assert done.exit_code == 0, done.output
+    measured = [header(j)["config"]["call_timeout_s"] for j in jobs[:2]]
+    assert measured == [60.0, 60.0]  # the two canonical solutions, under the measuring limit
+    limits = sorted(header(j)["config"]["call_timeout_s"] for j in jobs[2:])
+    assert limits == [1.0, 2.0]  # HumanEval/0: the 1 s minimum; /32: 4 x 0.5 s
+    calibration = summary(done.stdout)["limits_from_canonical"]
+    assert (calibration["measured"], calibration["from_cache"], calibration["limit_s"]["max"]) == (2, 0, 2.0)
+    again = bench(str(path), "--limit-from-canonical", "4", "--min-limit", "1", "--no-cache")
+    assert again.exit_code == 0 and summary(again.stdout)["limits_from_canonical"]["measured"] == 2
+    cached = bench(str(path), "--limit-from-canonical", "4")  # EvalPlus's 4 s minimum: new limits, same cache
+    assert summary(cached.stdout)["limits_from_canonical"]["measured"] == 0
+    assert {header(j)["config"]["call_timeout_s"] for j in jobs[-2:]} == {4.0}

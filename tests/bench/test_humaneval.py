@@ -18,13 +18,13 @@ PROBLEMS = he.load_problems()
 def test_all_164_problems_make_suites_that_compile() -> None:
     assert len(PROBLEMS) == 164
     for problem in PROBLEMS.values():
-        suite = he.problem_suite(problem)
-        assert suite.runner == "direct"
-        compile(suite.files["test_humaneval.py"], problem["task_id"], "exec")
+        suite = problem.suite
+        assert suite.runner == "direct" and problem.format == "humaneval"
+        compile(suite.files["test_humaneval.py"], problem.task_id, "exec")
 
 
 def test_identical_samples_are_verified_once() -> None:
-    p = PROBLEMS["HumanEval/0"]
+    p = PROBLEMS["HumanEval/0"].line
     samples = [he.Sample("HumanEval/0", p["canonical_solution"], {}) for _ in range(3)]
     samples.append(he.Sample("HumanEval/0", "    return False\n", {}))
     jobs, mapping = he.unique_jobs(samples, PROBLEMS)
@@ -50,7 +50,7 @@ def test_cli_matches_the_reference_format(sandbox_image: str, tmp_path: Path) ->
     or calls the function by name (33); a wrong completion fails; the output has the
     reference's fields."""
     tasks = ["HumanEval/0", "HumanEval/32", "HumanEval/33", "HumanEval/53"]
-    lines = [{"task_id": t, "completion": PROBLEMS[t]["canonical_solution"]} for t in tasks]
+    lines = [{"task_id": t, "completion": PROBLEMS[t].line["canonical_solution"]} for t in tasks]
     lines.append({"task_id": "HumanEval/0", "completion": "    return True\n"})
     samples = tmp_path / "samples.jsonl"
     samples.write_text("".join(json.dumps(x) + "\n" for x in lines))
@@ -74,3 +74,38 @@ def test_cli_rejects_bad_samples(tmp_path: Path) -> None:
         [sys.executable, "-m", "verifier", "bench", "humaneval", str(bad)], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 2 and "unknown task_id" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_limits_from_the_canonical_solutions_in_the_sandbox(sandbox_image: str, tmp_path: Path) -> None:
+    """The canonical solutions are measured in the real sandbox, cached by evidence_id, and each
+    problem's samples run under max(min, factor x canonical); a loop ends at that limit."""
+    from verifier.bench.calibrate import LimitRule, charged_s
+    from verifier.bench.store import EvidenceStore
+    from verifier.evidence import Evidence
+
+    problems = {t: PROBLEMS[t] for t in ("HumanEval/0", "HumanEval/53")}
+    samples = [
+        he.Sample("HumanEval/0", PROBLEMS["HumanEval/0"].line["canonical_solution"], {}),
+        he.Sample("HumanEval/53", "    while True:\n        pass\n", {}),
+    ]
+    work = he.Workload(problems, samples)
+    rule = LimitRule(factor=4.0, min_s=0.5)
+    options = he.Options(ks=(1,), workers=2, image=sandbox_image, progress=False, limit_rule=rule)
+    with EvidenceStore(tmp_path / "canonical.jsonl") as cache:
+        run = he.evaluate(work, options, canonical_cache=cache)
+    calibration = run.summary["limits_from_canonical"]
+    assert (calibration["measured"], calibration["from_cache"], calibration["kept_fixed"]) == (2, 0, [])
+    measured = {
+        ev.suite_sha256: ev
+        for ev in map(Evidence.model_validate_json, (tmp_path / "canonical.jsonl").read_text().splitlines())
+    }
+    assert all(ev.ok and ev.limits.call_timeout_s == 60.0 for ev in measured.values())
+    passed, looped = run.evidence
+    assert passed.ok and looped.status.value == "timeout"
+    for problem, ev in zip((problems["HumanEval/0"], problems["HumanEval/53"]), run.evidence, strict=True):
+        assert ev.limits.call_timeout_s == rule.limit(charged_s(measured[problem.suite.sha256]))
+    with EvidenceStore(tmp_path / "canonical.jsonl") as cache:
+        again = he.evaluate(work, options, canonical_cache=cache)
+    assert again.summary["limits_from_canonical"]["measured"] == 0  # served from the cache

@@ -21,6 +21,7 @@ from verifier.runner.cases import load_cases
 from verifier.runner.protocol import CaseRecord, FailureRecord, JobCounts, JobResult, format_result_line, read_job
 from verifier.sandbox.backend import RawRun, SandboxJob
 from verifier.sandbox.fake import FakeBackend, raw_run
+from verifier.sandbox.runtime import KERNEL_OF
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "examples" / "programs"
@@ -125,6 +126,7 @@ def program_answer(job: SandboxJob) -> RawRun:
         failures_total=len(failed),
         kind="program",
         cases=records,
+        kernel=KERNEL_OF[job.limits.runtime],  # what a runner under the job's runtime observes
     )
     return raw_run(format_result_line(header.nonce, False, result))
 
@@ -201,3 +203,42 @@ def test_unverifiable_samples_exit_2(tmp_path: Path, fake_sandbox: Any) -> None:
     done = bench(str(samples), "--problems", str(problems))
     assert done.exit_code == 2 and "1 sample(s) could not be verified" in done.stderr
     assert summary(done.stdout)["statuses"]["infra_error"] == 1
+
+
+def test_timeout_is_the_case_limit_of_problems_that_set_none(tmp_path: Path) -> None:
+    own = {**A_PLUS_B, "problem_id": "own", "time_limit_s": 0.5}
+    problems = bio.load_problems(write_jsonl(tmp_path / "p.jsonl", [A_PLUS_B, own]), time_limit_s=7.0)
+    limits = {key: p.suite.program.time_limit_s for key, p in problems.items() if p.suite.program is not None}
+    assert limits == {"a+b": 7.0, "own": 0.5}
+    assert bio.bench_limits(problems.values(), "gvisor").runtime == "gvisor"
+
+
+def test_timeout_runtime_and_a_rerun_that_verifies_only_what_is_missing(
+    tmp_path: Path, fake_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    jobs: list[SandboxJob] = []
+
+    def counted(job: SandboxJob) -> RawRun:
+        jobs.append(job)
+        return program_answer(job)
+
+    seen = fake_sandbox(counted)
+    runtimes: list[str] = []
+    monkeypatch.setattr("verifier.cli.bench.require_runtime", lambda limits: runtimes.append(limits.runtime))
+    problems = write_jsonl(tmp_path / "p.jsonl", [A_PLUS_B, {**A_PLUS_B, "problem_id": "b"}])
+    rows = [{"problem_id": p, "program": f"print({i})"} for i, p in enumerate(["a+b", "a+b", "b"])]
+    samples = write_jsonl(tmp_path / "s.jsonl", rows)
+    args = [str(samples), "--problems", str(problems), "--timeout", "0.25", "--runtime", "gvisor"]
+    first = bench(*args)
+    assert first.exit_code == 0, first.output
+    assert len(jobs) == 3 and runtimes == ["gvisor"] and seen[0].runtime == "gvisor"
+    assert {read_job(io.BytesIO(j.stdin))[0].config.program.time_limit_s for j in jobs} == {0.25}  # type: ignore[index, union-attr]
+    store = Path(f"{samples}_evidence.jsonl")
+    kept = store.read_text().splitlines()[:1]
+    store.write_text(kept[0] + "\n")  # as if the run had stopped after its first result
+    again = bench(*args)
+    assert again.exit_code == 0 and len(jobs) == 5  # the two missing ones only
+    assert (summary(again.stdout)["verified"], summary(again.stdout)["from_store"]) == (2, 1)
+    assert bench(*args, "--no-cache").exit_code == 0 and len(jobs) == 8
+    bad = bench(*[a if a != "0.25" else "0" for a in args])
+    assert bad.exit_code == 2 and "--timeout must be more than 0" in bad.stderr and len(jobs) == 8

