@@ -81,7 +81,7 @@ def in_process_328(samples: list[dict[str, Any]], workers: int, tmp: Path) -> tu
     path = tmp / "samples-328.jsonl"
     lines = [json.dumps({"task_id": s["task_id"], "completion": s["completion"]}) + "\n" for s in samples]
     path.write_text("".join(lines))
-    run = he.evaluate(path, workers=workers, progress=False)
+    run = he.evaluate(he.load(path), he.Options(workers=workers, progress=False))
     return [ev.status.value for ev in run.evidence], run.summary
 
 

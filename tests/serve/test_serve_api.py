@@ -411,7 +411,7 @@ def test_a_humaneval_batch_gets_the_verdicts_of_bench_humaneval(served: Served, 
     ]
     path = tmp_path / "samples.jsonl"
     path.write_text("".join(json.dumps(s) + "\n" for s in samples))
-    local = he.evaluate(path, workers=2, progress=False)
+    local = he.evaluate(he.load(path), he.Options(workers=2, progress=False))
     items = [
         (str(i), PROBLEMS[s["task_id"]].source(s["completion"]), f"humaneval/{s['task_id']}")
         for i, s in enumerate(samples)
