@@ -100,26 +100,28 @@ def _section(title: str, rows: list[TestRow], budget: _Budget, *, excerpts: int 
     return out
 
 
+def _listed(ids: list[str], shown: int = 10) -> str:
+    """The first `shown` test ids as code spans, then how many more."""
+    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(code(t, 120) for t in ids[:shown]) + more
+
+
 def _callouts(ev: ReviewEvidence) -> list[str]:
     """The warnings above the table: rewritten or edited judges, unmet spec, infrastructure, incomplete runs."""
     callouts: list[str] = []
     rewritten = [r.test_id for r in ev.tests if r.classification is TestClass.REWRITTEN]
     if rewritten:
-        ids = ", ".join(code(t, 120) for t in rewritten[:10])
-        more = f" and {len(rewritten) - 10} more" if len(rewritten) > 10 else ""
         callouts.append(
             f"> [!CAUTION]\n> **This change rewrites the tests of code it changed:** the base's own versions of "
-            f"{len(rewritten)} test(s) it edits or removes pass on the base code and not on the head code: "
-            f"{ids}{more}. Either the change broke them and hid it, or it changed behaviour on purpose: "
-            "a human decides."
+            f"{len(rewritten)} test(s) pass on the base code and not on the head code, and the change edits, removes "
+            f"or reaches them through its other test-side edits: {_listed(rewritten)}. Either the change broke "
+            "them and hid it, or it changed behaviour on purpose: a human decides."
         )
     to_pass = [r.test_id for r in ev.tests if r.classification is TestClass.EDITED_TO_PASS]
     if to_pass:
-        ids = ", ".join(code(t, 120) for t in to_pass[:10])
-        more = f" and {len(to_pass) - 10} more" if len(to_pass) > 10 else ""
         callouts.append(
             f"> [!WARNING]\n> **This change edits its own judge:** {len(to_pass)} test(s) it edits went from "
-            f"failing to passing: {ids}{more}. They do not count as fixed. Review them, or run "
+            f"failing to passing: {_listed(to_pass)}. They do not count as fixed. Review them, or run "
             "`verifier review --tests base` to judge the change with the base's tests."
         )
     if ev.resolution is not None and ev.resolution.unmet:
