@@ -13,6 +13,7 @@ import textwrap
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import docker
 import docker.errors
@@ -295,3 +296,37 @@ def test_a_killed_owner_leaves_a_stopped_container_that_gc_knows(
         assert not owner_alive(labels)  # what verifier.sandbox.gc.collect removes
     finally:
         docker_client.api.remove_container(name, force=True)
+
+
+EXEC_SOCKETS_SCRIPT = """
+import gc
+import sys
+from tests.sandbox.test_docker_engine import _docker_sockets
+from verifier.agents.docker_sandbox import DockerSandbox
+gc.disable()  # each command's stream is closed when it ends, not when the collector finds it
+with DockerSandbox(image=sys.argv[1]) as sandbox:
+    assert sandbox.execute("echo warm").exit_code == 0
+    before = _docker_sockets()
+    for n in range(int(sys.argv[2])):
+        assert sandbox.execute(f"echo {n}").output.strip() == str(n)
+    print(before, _docker_sockets())
+"""
+
+
+def test_each_command_releases_its_connection_to_the_engine(sandbox_image: str) -> None:
+    """A long agent session runs thousands of commands: each one's exec stream is closed when
+    the command ends (a socket per command would run the process out of descriptors). The SDK's
+    connection pool may grow to its bound meanwhile; a leak grows by one per command."""
+    from docker.constants import DEFAULT_MAX_POOL_SIZE
+
+    commands = 3 * DEFAULT_MAX_POOL_SIZE
+    done = subprocess.run(
+        [sys.executable, "-c", EXEC_SOCKETS_SCRIPT, sandbox_image, str(commands)],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    before, after = map(int, done.stdout.split())
+    assert after - before <= DEFAULT_MAX_POOL_SIZE

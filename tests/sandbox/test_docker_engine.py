@@ -391,7 +391,9 @@ def _docker_sockets() -> int:
 
 
 CLOSING_SCRIPT = """
+import gc
 import sys
+gc.disable()  # closing must close: the collector reaching a dropped response must not be what does it
 from tests.conftest import EXAMPLE, SUITE
 from tests.sandbox.test_docker_engine import _docker_sockets
 from verifier import Limits, Verifier

@@ -29,7 +29,8 @@ from verifier.serve.api import BatchLine
 from verifier.serve.tokens import token_hash
 from verifier.suite import load_suite
 
-pytestmark = pytest.mark.docker
+#: One server for the module, so one worker runs it (xdist would otherwise start one per worker).
+pytestmark = [pytest.mark.docker, pytest.mark.xdist_group("serve-api")]
 
 PROBLEMS = he.load_problems()
 #: Ten tasks, among them ones whose check uses the prompt's helpers (32: poly) or calls the
@@ -546,8 +547,19 @@ def test_run_code_refuses_what_it_does_not_support(served: Served) -> None:
 
 # -- last: what the logs hold -------------------------------------------------------------------
 def test_no_token_reaches_the_logs_and_the_metrics_count(served: Served) -> None:
-    assert metric(served, 'verifier_serve_refused_total{error="unauthorized"}') >= 3
-    assert metric(served, 'verifier_serve_checks_total{route="programs",status="passed"}') >= 1
+    """Self-contained: it makes the requests it counts (it must not lean on which tests ran
+    before it on this server)."""
+    refused = 'verifier_serve_refused_total{error="unauthorized"}'
+    passed = 'verifier_serve_checks_total{route="programs",status="passed"}'
+    refused_before, passed_before = metric(served, refused), metric(served, passed)
+    with httpx.Client(base_url=served.url, timeout=60) as client:
+        for _ in range(3):
+            stranger = client.post(f"/t/{make_token()}/run_code", json={"code": "print(1)", "language": "python"})
+            assert stranger.status_code == 401
+    answer = run_code(served, {"code": "print(42)", "language": "python"})
+    assert answer.json()["status"] == "Success"
+    assert metric(served, refused) == refused_before + 3
+    assert metric(served, passed) == passed_before + 1
     log = served.log
     assert "/t/<token>/run_code" in log
     for token in served.tokens.values():

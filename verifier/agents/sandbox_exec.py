@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from verifier.sandbox.attach import HEADER, STDERR, STDOUT
+from verifier.sandbox.attach import HEADER, STDERR, STDOUT, Stream
 
 #: The wrapper's first line on stderr: the record separator and the command's process group.
 GROUP_MARK = b"\x1e"
@@ -114,9 +114,8 @@ class Exec:
         self.group: int | None = None
         self._wants_group = reports_group
         self.id = str(api.exec_create(container, list(argv), stdin=stdin is not None, user=user, workdir=workdir)["Id"])
-        raw = api.exec_start(self.id, socket=True)
-        self.sock: socket.socket = getattr(raw, "_sock", raw)
-        self._raw = raw  # keeps the SDK's wrapper (and so the socket) alive while we read
+        self.stream = Stream(api.exec_start(self.id, socket=True))
+        self.sock = self.stream.sock
         if stdin is not None:
             self._send(stdin, stdin_timeout_s)
 
@@ -239,10 +238,7 @@ class Exec:
 
     def close(self) -> None:
         """Stop reading (the process, if any, is left to the stop and the backstop)."""
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+        self.stream.close()
 
 
 def frames(buf: bytearray) -> list[tuple[int, bytes]]:

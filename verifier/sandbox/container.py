@@ -38,7 +38,7 @@ from verifier.limits import Limits
 from verifier.runner.clock import starved_now
 from verifier.runner.protocol import READY, RESULT_PREFIX
 from verifier.sandbox import runtime
-from verifier.sandbox.attach import STDERR, pieces
+from verifier.sandbox.attach import STDERR, Stream, pieces
 from verifier.sandbox.backend import SandboxJob
 from verifier.sandbox.hardening import container_kwargs
 
@@ -200,8 +200,10 @@ def remove(api: Any, name: str, budget_s: float = REMOVE_BUDGET_S) -> bool:
 class Container:
     """A started sandbox container and what it has written so far."""
 
-    def __init__(self, api: Any, name: str, cid: str, sock: socket.socket, image_id: str, cap: int) -> None:
-        self.api, self.name, self.cid, self.sock, self.image_id = api, name, cid, sock, image_id
+    def __init__(self, api: Any, name: str, cid: str, stream: Stream, image_id: str, cap: int) -> None:
+        self.api, self.name, self.cid, self.image_id = api, name, cid, image_id
+        self.stream = stream
+        self.sock = stream.sock
         self.cond = threading.Condition()
         self.ready = False
         self.eof = False
@@ -236,9 +238,9 @@ class Container:
         made: list[Container] = []
 
         def attached(cid: str, raw: Any) -> None:
-            sock: socket.socket = getattr(raw, "_sock", raw)
-            sock.settimeout(None)
-            container = cls(api, name, cid, sock, image_id, cap)
+            stream = Stream(raw)
+            stream.sock.settimeout(None)
+            container = cls(api, name, cid, stream, image_id, cap)
             made.append(container)
             container.reader.start()
 
@@ -419,8 +421,5 @@ class Container:
             stream.close()
 
     def remove(self) -> bool:
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+        self.stream.close()
         return remove(self.api, self.name)
