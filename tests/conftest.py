@@ -131,12 +131,12 @@ def settle_overloaded_runs(request: pytest.FixtureRequest, monkeypatch: pytest.M
 
     check = Verifier.check
 
-    def settled(self: Verifier, candidate: Any, suite: Any) -> Any:
+    def settled(self: Verifier, candidate: Any, suite: Any, **options: Any) -> Any:
         for _ in range(SETTLE_ATTEMPTS - 1):
-            ev = check(self, candidate, suite)
+            ev = check(self, candidate, suite, **options)
             if ev.status is not Status.OVERLOADED:
                 return ev
-        return check(self, candidate, suite)
+        return check(self, candidate, suite, **options)
 
     monkeypatch.setattr(Verifier, "check", settled)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import secrets
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -42,6 +43,7 @@ from verifier.runner.protocol import (
     ProtocolError,
     encode_job,
     launch_command,
+    parse_progress_line,
 )
 from verifier.sandbox import runtime
 from verifier.sandbox.backend import SandboxBackend, SandboxJob
@@ -173,13 +175,18 @@ class Verifier:
         )
 
     # ------------------------------------------------------------------------------
-    def check(self, candidate: CandidateInput, suite: SuiteInput) -> Evidence:
+    def check(
+        self, candidate: CandidateInput, suite: SuiteInput, *, progress: Callable[[int, int], None] | None = None
+    ) -> Evidence:
         """Verify `candidate` against `suite`.
 
         Args:
             candidate: a `Path` to the file, a `Candidate` (`Candidate.from_text(source)`), or the
                 source itself as str/bytes. A str that looks like a file name raises TypeError.
             suite: a suite folder (Path or str) or a loaded `Suite`.
+            progress: called with (tests done, tests collected) as the run goes, a few times a
+                second at most, from another thread (programs: cases). Only how far the run has
+                come, never the verdict; a backend that cannot report it (Ray) never calls it.
 
         Never raises for a bad candidate, a bad suite or a broken sandbox: the evidence says
         what happened (status invalid_input / infra_error / overloaded), with ok false.
@@ -211,7 +218,7 @@ class Verifier:
             return fields.closed(*refused)
         nonce = secrets.token_hex(16)
         try:
-            raw = self.backend.run(self._job(cand, loaded, limits, nonce))
+            raw = self.backend.run(self._job(cand, loaded, limits, nonce, progress))
         except SandboxUnavailable as exc:
             return fields.closed(Status.INFRA_ERROR, f"sandbox unavailable: {exc}")
         except HostOverloaded as exc:
@@ -239,7 +246,14 @@ class Verifier:
             attempts=raw.attempts,
         )
 
-    def _job(self, cand: Candidate, suite: Suite, limits: Limits, nonce: str) -> SandboxJob:
+    def _job(
+        self,
+        cand: Candidate,
+        suite: Suite,
+        limits: Limits,
+        nonce: str,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> SandboxJob:
         config = JobConfig(
             budget_s=limits.timeout_s,
             call_timeout_s=limits.call_timeout_s,
@@ -252,6 +266,7 @@ class Verifier:
             trusted_process=suite.trusted_process,
             kind=suite.kind,
             program=suite.program.config() if suite.program is not None else None,
+            progress=progress is not None,
         )
         # The host's own deadline comes after the runner's backstop, so the runner (which can
         # tell a busy host from a slow candidate) normally decides; this kill is the last resort.
@@ -268,6 +283,7 @@ class Verifier:
             limits=host_limits,
             stdin=encode_job(nonce, modules, cand.files(suite.module), suite.files, config),
             mode="launcher",
+            progress=None if progress is None else _progress_reader(nonce, progress),
         )
 
     def fail_closed(self, status: Status, reason: str, *, candidate_sha256: str = "") -> Evidence:
@@ -402,3 +418,14 @@ def _kernel_mismatch(result: JobResult | ProtocolError | None, limits: Limits) -
     """Why this run's result cannot be evidence under `limits.runtime` (the runner saw another
     kernel), or None. A missing or malformed result is `judge_result`'s to report."""
     return runtime.kernel_mismatch(limits.runtime, result.kernel) if isinstance(result, JobResult) else None
+
+
+def _progress_reader(nonce: str, progress: Callable[[int, int], None]) -> Callable[[bytes], None]:
+    """This job's progress lines (its nonce) to `progress`; anything else is ignored."""
+
+    def read(line: bytes) -> None:
+        told = parse_progress_line(line, nonce)
+        if told is not None:
+            progress(*told)
+
+    return read

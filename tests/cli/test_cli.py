@@ -91,3 +91,45 @@ def test_image_build_is_idempotent_and_info_reports_versions(sandbox_image: str)
     assert info["tag"] == sandbox_image
     assert info["pytest"] == "9.2.0" and info["hypothesis"] == "6.170.15"
     assert info["python"].startswith("3.11")
+
+
+def _on_a_terminal(*args: str) -> tuple[int, bytes, bytes]:
+    """`verifier` with its stderr on a terminal (a pty) and stdout on a pipe: (exit code,
+    stdout, what the terminal showed)."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "TERM": "xterm", "COLUMNS": "100"}
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen([sys.executable, "-m", "verifier", *args], stdout=subprocess.PIPE, stderr=follower, env=env)
+    os.close(follower)
+    shown = bytearray()
+    while True:
+        try:
+            chunk = os.read(leader, 1 << 16)
+        except OSError:  # EIO: the last writer closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    return proc.wait(timeout=300), out, bytes(shown)
+
+
+@pytest.mark.docker
+def test_check_shows_progress_on_a_terminal_and_never_in_json(sandbox_image: str) -> None:
+    code, out, shown = _on_a_terminal("check", str(EXAMPLE / "good.py"), "--suite", str(SUITE))
+    assert code == 0 and b"OK" in out
+    assert b"tests done" in shown and b"/" in shown
+    code, out, shown = _on_a_terminal("check", str(EXAMPLE / "good.py"), "--suite", str(SUITE), "--json")
+    assert code == 0 and json.loads(out)["ok"] is True
+    assert b"tests done" not in shown
+
+
+@pytest.mark.docker
+def test_check_shows_no_progress_off_a_terminal(sandbox_image: str) -> None:
+    done = run("check", str(EXAMPLE / "good.py"), "--suite", str(SUITE))
+    assert done.returncode == 0 and "tests done" not in done.stderr + done.stdout

@@ -132,3 +132,36 @@ def test_a_result_carries_the_kernel_its_maker_observed() -> None:
     assert made.kernel == protocol.observed_kernel() == "linux"
     line = format_result_line("n", False, made)
     assert parse_result(split_result_line(line.rstrip(b"\n"))[2], max_bytes=1 << 20).kernel == "linux"  # type: ignore[index]
+
+
+# -- progress lines ------------------------------------------------------------------------
+def test_a_progress_line_is_read_back_only_with_its_own_nonce() -> None:
+    line = protocol.format_progress_line("abc123", 3, 16).rstrip(b"\n")
+    assert protocol.parse_progress_line(line, "abc123") == (3, 16)
+    assert protocol.parse_progress_line(line, "abc124") is None  # another job's (or a guess)
+    for forged in (
+        b"VERIFIER-PROGRESS abc123 17 16",  # more done than collected
+        b"VERIFIER-PROGRESS abc123 -1 16",
+        b"VERIFIER-PROGRESS abc123 3",
+        b"VERIFIER-PROGRESS abc123 3 16 extra",
+        b"VERIFIER-PROGRESS abc123 \xd9\xa3 16",  # a non-ASCII digit
+        b"VERIFIER-PROGRESS abc123 1 99999999999",
+        b"VERIFIER-RESULT abc123 0 {}",
+    ):
+        assert protocol.parse_progress_line(forged, "abc123") is None, forged
+
+
+def test_progress_is_throttled_but_the_total_and_the_end_always_go() -> None:
+    from verifier.runner.progress import Progress
+
+    sent: list[tuple[int, int]] = []
+    progress = Progress(lambda done, total: sent.append((done, total)), interval_s=3600)
+    progress.collected(5)
+    for _ in range(5):
+        progress.one_done()
+    assert sent == [(0, 5), (5, 5)]
+    progress.one_done()  # a report past the end (a test that errors in teardown) stays at the total
+    assert progress.done == 5
+    silent = Progress()
+    silent.collected(2)
+    silent.one_done()  # no sender: nothing to do, no failure

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -20,6 +22,7 @@ from verifier.cli.common import (
     require_runtime,
     sandbox_failure,
     say_error,
+    stderr,
     suite_limits,
 )
 from verifier.limits import DEFAULT_CALL_TIMEOUT_S, DEFAULT_TIMEOUT_S, Limits, Runtime
@@ -90,8 +93,8 @@ def check(
             ensure_image()
         except SandboxUnavailable as exc:
             raise sandbox_failure(exc) from None
-    with verifier:
-        ev = verifier.check(candidate, suite)
+    with verifier, _progress(shown=not json_out) as told:
+        ev = verifier.check(candidate, suite, progress=told)
     code = exit_code(ev)
     if json_out:
         print(ev.to_json())
@@ -103,6 +106,26 @@ def check(
 
     render.evidence(Console(), ev, label=str(candidate))
     raise typer.Exit(code)
+
+
+@contextmanager
+def _progress(*, shown: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """On a terminal (stderr), a line that says how far the run has come (tests done / total),
+    gone when the run ends; elsewhere, and with --json, nothing at all."""
+    err = stderr()
+    if not shown or not err.is_terminal:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeElapsedColumn(), console=err, transient=True) as bar:
+        task = bar.add_task("starting the sandbox", total=None)
+
+        def told(done: int, total: int) -> None:
+            bar.update(task, description="tests done", completed=done, total=total, refresh=True)
+
+        yield told
 
 
 def exit_code(ev: Evidence) -> int:

@@ -285,6 +285,8 @@ class RayBackend(SandboxBackend):
         self._kill(node.actor)
 
     def run(self, job: SandboxJob) -> RawRun:
+        # A node's actor cannot call back into this process while it runs: no progress lines.
+        job = dataclasses.replace(job, progress=None)
         ray = self._ray
         lost_errors = (
             ray.exceptions.RayActorError,

@@ -54,6 +54,7 @@ def run(recorder: Results) -> int:
             if name.startswith("test") and callable(fn) and getattr(fn, "__module__", None) == module.__name__:
                 tests.append((f"{rel}::{name}", fn))
     recorder.collected = len(tests)
+    recorder.progress.collected(len(tests))
     for nodeid, fn in tests:
         try:
             recorder.session.begin_test()
@@ -66,4 +67,5 @@ def run(recorder: Results) -> int:
             recorder.fail(nodeid, why_failed(exc), format_detail(exc))
         else:
             recorder.outcomes[nodeid] = "passed"
+        recorder.progress.one_done()
     return 0 if tests and not recorder.failures_total else 1

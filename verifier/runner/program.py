@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 
 from .cases import Case, Checker, Judgement, checker_from_source, compare, load_cases, run_checker
 from .clock import ChargedClock
+from .progress import Progress
 from .protocol import (
     MAX_DETAIL,
     MAX_FAILURES,
@@ -386,7 +387,7 @@ def _not_run(case: Case, outcome: str, summary: str) -> _Outcome:
     return _Outcome(CaseRecord(name=case.name, outcome=outcome, summary=f"not run: {summary}", ran=False), "")
 
 
-def run_program(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
+def run_program(header: JobHeader, ctl: socket.socket, progress: Progress | None = None) -> tuple[JobResult, bool]:
     """Run a program job's cases against the loaded candidate. Returns (result, trouble)."""
     config = header.config
     program = config.program
@@ -409,12 +410,15 @@ def run_program(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]
     oom_before = oom_kills()
     stderr_log = bytearray()
     stderr_total = 0
+    progress = progress or Progress()
+    progress.collected(len(cases))
     for case in cases:
         left = config.budget_s - clock.charged()
         if stop is None and left <= 0:
             stop = ("timeout", f"the run's {config.budget_s:g} s time limit ran out")
         if stop is not None:
             outcomes.append(_not_run(case, *stop))
+            progress.one_done()
             continue
         run = runner.run(case, min(program.time_limit_s, left))
         outcome = _outcome(case, run, program, judge, output_cap)
@@ -437,6 +441,7 @@ def run_program(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]
             stop = ("runtime_error", "the program left processes or files that could not be removed")
             if outcome.record.outcome == "passed":
                 outcomes[-1] = _Outcome(replace(outcome.record, outcome="runtime_error", summary=stop[1]), "")
+        progress.one_done()
     clock.tick(force=True)
     # A kill by the container's OOM killer may have touched more than the program: a sandbox
     # that saw one is not reused. (A case ended here for its own memory limit is routine, as

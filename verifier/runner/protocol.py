@@ -16,6 +16,14 @@ Result (runner -> host, on the stdout only the trusted server holds)::
 
     VERIFIER-RESULT <nonce> <recycle 0|1> {json: JobResult}\\n
 
+Progress (runner -> host, the same stdout, before the result; only when the job's config asks
+for it, `JobConfig.progress`)::
+
+    VERIFIER-PROGRESS <nonce> <done> <total>\\n
+
+Tests (or cases) finished so far of those collected, at most a few a second. It says how far a
+run has come, never what it means: the verdict comes from the result line alone.
+
 A server that takes more jobs (a warm pool's) says ``VERIFIER-READY`` when it starts and again
 after each result once the candidate side is reset; the host may send the next job at once, but
 starts that job's clock only at READY (a sandbox that cannot be reset ends instead).
@@ -36,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, is_dataclass, replace
 from typing import IO, Any, Final, Literal, get_args
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 
 #: The trusted side (tests, result reporting). Never root.
 TRUSTED_UID = 2000
@@ -76,6 +84,9 @@ IMAGE_MODULES = frozenset(
 
 READY = b"VERIFIER-READY"
 RESULT_PREFIX = b"VERIFIER-RESULT "
+PROGRESS_PREFIX = b"VERIFIER-PROGRESS "
+#: Least time between two progress lines of one job (the last one, done == total, always goes).
+PROGRESS_INTERVAL_S = 0.2
 BASE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TZ": "UTC", "PYTHONHASHSEED": "0"}
 #: Set by the host in the container's environment when the sandbox's kernel is gVisor (its value
 #: "gvisor"); the launcher reads it before the split (see seccomp.gvisor_guard).
@@ -289,6 +300,8 @@ class JobConfig:
     #: "tests" or "program" (KINDS); a program job carries its ProgramConfig.
     kind: str = DEFAULT_KIND
     program: ProgramConfig | None = None
+    #: Whether the runner tells the host its progress (`format_progress_line`) as tests end.
+    progress: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.program, dict):  # as read back from a job header's JSON
@@ -595,6 +608,24 @@ def format_result_line(nonce: str, recycle: bool, result: JobResult, output_byte
     within the host's limit, `output_bytes + RESULT_OVERHEAD_BYTES`, whatever it carries."""
     payload = json.dumps(plain(bounded_result(result, output_bytes)), ensure_ascii=True, separators=(",", ":"))
     return RESULT_PREFIX + f"{nonce} {int(recycle)} ".encode() + payload.encode() + b"\n"
+
+
+def format_progress_line(nonce: str, done: int, total: int) -> bytes:
+    return PROGRESS_PREFIX + f"{nonce} {done} {total}\n".encode()
+
+
+def parse_progress_line(line: bytes, nonce: str) -> tuple[int, int] | None:
+    """(done, total) of this job's progress line; None for anything else (another job's nonce,
+    a malformed or implausible line)."""
+    if not line.startswith(PROGRESS_PREFIX):
+        return None
+    parts = line[len(PROGRESS_PREFIX) :].rstrip(b"\n").split(b" ")
+    if len(parts) != 3 or parts[0] != nonce.encode() or not (parts[1].isdigit() and parts[2].isdigit()):
+        return None
+    if len(parts[1]) > 9 or len(parts[2]) > 9:
+        return None
+    done, total = int(parts[1]), int(parts[2])
+    return (done, total) if done <= total else None
 
 
 def split_result_line(line: bytes) -> tuple[str, bool, bytes] | None:

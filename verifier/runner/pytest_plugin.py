@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from .progress import Progress
 from .proxy import CandidateSession
 from .results import Results, Why, why_failed
 
@@ -14,8 +15,8 @@ from .results import Results, Why, why_failed
 class PytestResults(Results):
     """Fills Results from pytest's reports (the trusted process's own, never the candidate's)."""
 
-    def __init__(self, session: CandidateSession) -> None:
-        super().__init__(session)
+    def __init__(self, session: CandidateSession, progress: Progress | None = None) -> None:
+        super().__init__(session, progress)
         self.why: dict[str, Why] = {}
         self.collect_exc: dict[str, BaseException] = {}
 
@@ -48,9 +49,12 @@ class PytestResults(Results):
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = len(session.items)
+        self.progress.collected(self.collected)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         nodeid = report.nodeid
+        if report.when == "teardown":
+            self.progress.one_done()
         previous = self.outcomes.get(nodeid)
         if report.skipped or getattr(report, "wasxfail", None) is not None:
             self.outcomes[nodeid] = "skipped"

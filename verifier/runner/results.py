@@ -13,6 +13,7 @@ import re
 import traceback
 from dataclasses import dataclass
 
+from .progress import Progress
 from .protocol import MAX_DETAIL, MAX_EXAMPLE, MAX_FAILURES, FailureRecord, JobCounts, summary_line
 from .proxy import CallAborted, CandidateSession
 
@@ -88,8 +89,9 @@ def format_detail(exc: BaseException) -> str:
 class Results:
     """Counts and failures of one run."""
 
-    def __init__(self, session: CandidateSession) -> None:
+    def __init__(self, session: CandidateSession, progress: Progress | None = None) -> None:
         self.session = session
+        self.progress = progress or Progress()
         self.collected: int | None = None
         self.outcomes: dict[str, str] = {}
         self.failures: list[FailureRecord] = []

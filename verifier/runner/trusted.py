@@ -27,6 +27,7 @@ from collections.abc import Callable
 from . import direct, protocol, trees
 from .clock import ChargedClock, sandbox_cpu_s, sandbox_cpus, starved_now
 from .pristine import Pristine
+from .progress import Progress
 from .protocol import (
     IMAGE_MODULES,
     OVERLOAD_FACTOR,
@@ -83,13 +84,13 @@ def _pytest(recorder: Results) -> int:
     )
 
 
-def run_job(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
+def run_job(header: JobHeader, ctl: socket.socket, progress: Progress | None = None) -> tuple[JobResult, bool]:
     """Run one job's suite against the loaded candidate. Returns (result, trouble)."""
     config = header.config
     if config.kind == "program":  # cases on stdin/stdout instead of tests (program.py)
         from .program import run_program
 
-        return run_program(header, ctl)
+        return run_program(header, ctl, progress)
     clock = ChargedClock()
     session = CandidateSession(
         ctl,
@@ -130,12 +131,12 @@ def run_job(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
     t_tests = time.monotonic()
     try:
         if config.runner == "direct":
-            recorder = Results(session)
+            recorder = Results(session, progress)
             exit_code = direct.run(recorder)
         else:
             from .pytest_plugin import PytestResults
 
-            recorder = PytestResults(session)
+            recorder = PytestResults(session, progress)
             exit_code = _pytest(recorder)
     finally:
         session.output.catch_up()
@@ -201,7 +202,7 @@ def _failed_run(kind: str, summary: str, *, oom: bool = False, error: str | None
     )
 
 
-def _run_child(header: JobHeader, ctl: socket.socket, reaper: Reaper) -> tuple[JobResult, bool]:
+def _run_child(header: JobHeader, ctl: socket.socket, reaper: Reaper, progress: Progress) -> tuple[JobResult, bool]:
     """Run the job in a forked trusted child, within a wall-clock backstop; (result, trouble)."""
     oom_before = oom_kills()
     read_end, write_end = os.pipe()
@@ -211,7 +212,7 @@ def _run_child(header: JobHeader, ctl: socket.socket, reaper: Reaper) -> tuple[J
         os.close(read_end)
         try:
             try:
-                result, trouble = run_job(header, ctl)
+                result, trouble = run_job(header, ctl, progress)
             except SandboxFailure as exc:
                 result, trouble = _failed_run("infra", exc.summary, error=exc.summary), True
             except BaseException as exc:  # noqa: BLE001 - report, never hang the parent
@@ -255,11 +256,11 @@ def _run_child(header: JobHeader, ctl: socket.socket, reaper: Reaper) -> tuple[J
         return _failed_run("infra", summary, error=summary), True
 
 
-def _run_here(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
+def _run_here(header: JobHeader, ctl: socket.socket, progress: Progress) -> tuple[JobResult, bool]:
     """Run the job in this process (trusted_process = "shared"; see pristine.py); (result, trouble).
     No backstop here: a job that hangs is ended by the host's deadline, with its sandbox."""
     try:
-        return run_job(header, ctl)
+        return run_job(header, ctl, progress)
     except SandboxFailure as exc:
         return _failed_run("infra", exc.summary, error=exc.summary), True
     except BaseException as exc:  # noqa: BLE001 - report, and take no other job
@@ -268,7 +269,12 @@ def _run_here(header: JobHeader, ctl: socket.socket) -> tuple[JobResult, bool]:
 
 
 def _serve_one(
-    header: JobHeader, candidate: dict[str, bytes], files: dict[str, bytes], ctl: socket.socket, reaper: Reaper
+    header: JobHeader,
+    candidate: dict[str, bytes],
+    files: dict[str, bytes],
+    ctl: socket.socket,
+    reaper: Reaper,
+    progress: Progress,
 ) -> tuple[JobResult, bool]:
     problem = trees.tree_problem(candidate)
     if problem is not None:  # the host refuses such a tree before it is hashed; defence in depth
@@ -285,8 +291,8 @@ def _serve_one(
         os.close(memfd)
     _write_suite(files, SUITE_DIR)
     if header.config.trusted_process == "shared":
-        return _run_here(header, ctl)
-    return _run_child(header, ctl, reaper)
+        return _run_here(header, ctl, progress)
+    return _run_child(header, ctl, reaper, progress)
 
 
 def _reset(ctl: socket.socket, reaper: Reaper, meanwhile: Callable[[], object] | None = None) -> bool:
@@ -337,7 +343,8 @@ def serve(ctl: socket.socket, argv: list[str]) -> None:
         if job is None:
             break
         header, candidate, files = job
-        result, recycle = _serve_one(header, candidate, files, ctl, reaper)
+        progress = Progress(_progress_sender(result_fd, header.nonce) if header.config.progress else None)
+        result, recycle = _serve_one(header, candidate, files, ctl, reaper, progress)
         last = recycle or served >= max_jobs
         _write(result_fd, protocol.format_result_line(header.nonce, last, result, header.config.output_bytes))
         if last:
@@ -357,6 +364,15 @@ def serve(ctl: socket.socket, argv: list[str]) -> None:
             os._exit(0)
         _write(result_fd, protocol.READY + b"\n")
     os._exit(0)
+
+
+def _progress_sender(fd: int, nonce: str) -> Callable[[int, int], None]:
+    """Progress lines on the result channel (a forked trusted child inherits the descriptor)."""
+
+    def send(done: int, total: int) -> None:
+        _write(fd, protocol.format_progress_line(nonce, done, total))
+
+    return send
 
 
 def _write(fd: int, data: bytes) -> None:

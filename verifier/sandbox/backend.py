@@ -11,7 +11,7 @@ tests of our own logic. tests/sandbox/test_contract.py is the contract every one
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Literal
@@ -32,6 +32,10 @@ class SandboxJob:
     #: that splits into the trusted and the candidate user before any other code runs.
     mode: Literal["plain", "launcher"] = "plain"
     labels: Mapping[str, str] = field(default_factory=dict)
+    #: Called (on the backend's reader thread) with each progress line the sandbox writes while
+    #: the job runs (`protocol.PROGRESS_PREFIX`); the caller, which knows the job's nonce, reads
+    #: it. Never part of what runs: a backend that cannot call back here (Ray) drops it.
+    progress: Callable[[bytes], None] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

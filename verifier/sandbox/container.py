@@ -36,7 +36,7 @@ import requests.exceptions
 from verifier.errors import ImageNotFound, SandboxUnavailable
 from verifier.limits import Limits
 from verifier.runner.clock import starved_now
-from verifier.runner.protocol import READY, RESULT_PREFIX
+from verifier.runner.protocol import PROGRESS_PREFIX, READY, RESULT_PREFIX
 from verifier.sandbox import runtime
 from verifier.sandbox.attach import STDERR, Stream, pieces
 from verifier.sandbox.backend import SandboxJob
@@ -213,6 +213,8 @@ class Container:
         self.out = bytearray()
         self.err = bytearray()
         self.result: bytes | None = None
+        #: Who hears the job's progress lines (`SandboxJob.progress`); None: they are dropped.
+        self.on_progress: Callable[[bytes], None] | None = None
         self.limited = False
         #: Why we killed it: "output" (it wrote past its cap) or "timeout"; None: we did not.
         self.killed_for: str | None = None
@@ -263,6 +265,7 @@ class Container:
         """Keep the first `cap` bytes of output; pick out the runner's marker lines whole."""
         pending = bytearray()
         for kind, data in pieces(self.sock):
+            progress: list[bytes] = []
             with self.cond:
                 if kind == STDERR:
                     self._keep(self.err, data)
@@ -275,16 +278,29 @@ class Container:
                         self.ready = True
                     elif line.startswith(RESULT_PREFIX):
                         self.result = line
+                    elif line.startswith(PROGRESS_PREFIX):
+                        progress.append(line)
                     else:
                         self._keep(self.out, line + b"\n")
                 if len(pending) > self.cap:  # an endless line: no marker is this long
                     self._keep(self.out, bytes(pending))
                     pending.clear()
+                listener = self.on_progress
                 self.cond.notify_all()
+            if listener is not None and progress:
+                self._tell(listener, progress[-1])
         with self.cond:
             self._keep(self.out, bytes(pending))
             self.eof = True
             self.cond.notify_all()
+
+    @staticmethod
+    def _tell(listener: Callable[[bytes], None], line: bytes) -> None:
+        """Outside the lock, and never fatal: a listener's failure must not stop the reading."""
+        try:
+            listener(line)
+        except Exception:  # noqa: BLE001 - progress is a courtesy; the run goes on
+            pass
 
     def _keep(self, buffer: bytearray, data: bytes) -> None:
         room = self.cap - len(buffer)
@@ -303,9 +319,11 @@ class Container:
             # keep reading while the kill is under way: never kill from its thread.
             threading.Thread(target=self.kill, args=("output",), daemon=True, name="sandbox-kill").start()
 
-    def reset_output(self, cap: int) -> None:
+    def reset_output(self, cap: int, on_progress: Callable[[bytes], None] | None = None) -> None:
+        """Start afresh for the next job (its output cap and who hears its progress)."""
         with self.cond:
             self.out, self.err, self.result, self.limited, self.cap = bytearray(), bytearray(), None, False, cap
+            self.on_progress = on_progress
 
     def output(self) -> tuple[bytes, bytes, bytes | None, bool, bool]:
         """(stdout, stderr, result line, output limited, ended)."""

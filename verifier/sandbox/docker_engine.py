@@ -61,6 +61,7 @@ class DockerBackend(SandboxBackend):
 
     def _drive(self, container: Container, job: SandboxJob, queued: float, t0: float) -> RawRun:
         started = time.monotonic()
+        container.on_progress = job.progress
         container.send(job.stdin, close=True)  # a process that exited early: its exit says why
         exit_code = container.wait_exit(started + job.limits.timeout_s)
         starved = None

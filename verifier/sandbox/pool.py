@@ -255,7 +255,7 @@ class WarmPool(SandboxBackend):
             for attempt in range(1, 3):
                 warm = self._acquire()
                 started = time.monotonic()
-                warm.reset_output(job.limits.output_bytes)
+                warm.reset_output(job.limits.output_bytes, job.progress)
                 warm.uses += 1
                 sent = warm.send(job.stdin)
                 done = sent and warm.wait_for(
