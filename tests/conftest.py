@@ -7,7 +7,6 @@ set (never in CI: VERIFIER_REQUIRE_DOCKER=1 overrides both opt-outs)."""
 
 from __future__ import annotations
 
-import atexit
 import ipaddress
 import os
 import shutil
@@ -31,15 +30,32 @@ SUITE = EXAMPLE / "suite"
 
 
 def _with_fewer_examples(suite: Path, max_examples: int) -> Path:
-    """A copy of `suite` whose Hypothesis properties run `max_examples` examples (removed at exit)."""
-    root = Path(tempfile.mkdtemp(prefix="verifier-quick-suite-"))
-    atexit.register(shutil.rmtree, root, True)
+    """A copy of `suite` whose Hypothesis properties run `max_examples` examples.
+
+    One copy per content, shared by every process that imports this module (xdist's workers,
+    the subprocesses tests start) and kept between runs: made once under a name that is its
+    digest, by an atomic rename, so that no process leaves a copy of its own behind (a worker
+    ended by xdist runs no atexit hook)."""
+    from verifier.suite import load_suite
+
+    key = load_suite(suite).sha256[:16] + f"-{max_examples}"
+    root = Path(tempfile.gettempdir()) / f"verifier-quick-suite-{key}"
     copy = root / suite.name
-    shutil.copytree(suite, copy)
-    manifest = copy / "suite.toml"
-    text = manifest.read_text()
-    assert "max_examples = 200" in text, "the showcase suite's example count moved"
-    manifest.write_text(text.replace("max_examples = 200", f"max_examples = {max_examples}"))
+    if (copy / "suite.toml").is_file():
+        return copy
+    staging = Path(tempfile.mkdtemp(prefix="verifier-quick-suite-staging-"))
+    try:
+        shutil.copytree(suite, staging / suite.name)
+        manifest = staging / suite.name / "suite.toml"
+        text = manifest.read_text()
+        assert "max_examples = 200" in text, "the showcase suite's example count moved"
+        manifest.write_text(text.replace("max_examples = 200", f"max_examples = {max_examples}"))
+        try:
+            staging.rename(root)
+        except OSError:  # another process made it first: theirs is the same content
+            pass
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return copy
 
 

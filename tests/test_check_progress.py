@@ -94,3 +94,17 @@ def test_a_listener_that_fails_changes_nothing(sandbox_image: str) -> None:
     with Verifier(image=sandbox_image, limits=LIMITS) as v:
         ev = v.check(GOOD, QUICK_SUITE, progress=broken)
     assert ev.ok
+
+
+def test_a_direct_suite_in_a_shared_server_reports_its_tests(sandbox_image: str, tmp_path: Path) -> None:
+    """HumanEval's suites: the direct runner, in the trusted server itself (no forked child)."""
+    from verifier.bench import humaneval as he
+
+    problem = he.load_problems()["HumanEval/0"]
+    he.write_suites(tmp_path, {problem.task_id: problem})
+    (suite,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    heard = Heard()
+    with Verifier.pooled(PoolConfig(policy="reuse", size=1), limits=LIMITS, image=sandbox_image) as v:
+        ev = v.check(problem.source(problem.canonical), suite, progress=heard)
+    assert ev.ok
+    heard.assert_counts_up_to(ev.counts.expected)
