@@ -160,6 +160,38 @@ def test_a_batch_that_keeps_asking_cannot_keep_the_slots_to_itself(tmp_path: Pat
         batch.wait()
 
 
+def test_a_slot_given_back_in_this_process_is_taken_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The job at the door hears a slot of its own process come free, rather than finding it at
+    its next poll (a server's next check starts as its last one ends): with polls a minute apart,
+    it still gets the slot as soon as it is given back."""
+    from verifier.sandbox import admission as module
+
+    monkeypatch.setattr(module, "POLL_S", 60.0)
+    admission = Admission(1, folder=tmp_path)
+    holding, release, waited = threading.Event(), threading.Event(), []
+
+    def holder() -> None:
+        with admission.slot():
+            holding.set()
+            release.wait(30)
+
+    def waiter() -> None:
+        holding.wait(30)
+        with admission.slot():
+            waited.append(time.monotonic())
+
+    threads = [threading.Thread(target=holder), threading.Thread(target=waiter)]
+    for thread in threads:
+        thread.start()
+    assert holding.wait(30)
+    time.sleep(0.2)  # the waiter is at the door, polling
+    released = time.monotonic()
+    release.set()
+    for thread in threads:
+        thread.join(50)
+    assert waited and waited[0] - released < 30  # not the minute of a poll
+
+
 def test_admission_never_lets_more_than_n_run_at_once(tmp_path: Path) -> None:
     admission = Admission(2, folder=tmp_path)
     running, peak, lock = 0, 0, threading.Lock()

@@ -11,7 +11,8 @@ process that dies releases its slot with it. Waiting is fair: a job first queues
 lock (a blocking `flock`, which the kernel grants to one waiter at a time; a job that finds
 the door free takes it at once), and only the job at the door looks for a free slot. A batch
 that gives back a slot and wants it again for its next job queues behind the jobs already
-waiting, so no process can keep the slots to itself.
+waiting, so no process can keep the slots to itself. The job at the door polls the slots
+(`POLL_S`), and hears at once when a job of its own process gives one back.
 Jobs on a remote engine (DOCKER_HOST) are counted by the machine that sends them.
 """
 
@@ -34,6 +35,8 @@ from verifier.errors import HostOverloaded
 DEFAULT_WAIT_S = 600.0
 ENV_SLOTS = "VERIFIER_MAX_SANDBOXES"
 ENV_DIR = "VERIFIER_SLOTS_DIR"
+#: How often the job at the door looks for a slot another process freed.
+POLL_S = 0.002
 
 
 def default_slots() -> int:
@@ -66,6 +69,10 @@ class Admission:
         #: The events the jobs queued at the door wait on (`close` sets them all).
         self._waiting: set[threading.Event] = set()
         self._waiting_lock = threading.Lock()
+        #: Notified when a job of this instance gives its slot back: the job at the door in this
+        #: process takes it at once instead of at its next poll (slots other processes free are
+        #: still found by polling).
+        self._freed = threading.Condition()
 
     def close(self) -> None:
         """Stop waiting: the jobs of this instance still waiting for a slot (and any that asks
@@ -173,13 +180,16 @@ class Admission:
                 if fd is None:
                     if time.monotonic() - started > limit or self._closed.is_set():
                         raise self.overloaded(limit)
-                    time.sleep(0.002)
+                    with self._freed:
+                        self._freed.wait(POLL_S)
         finally:
             os.close(door)  # the next waiter's turn (closing the descriptor releases the lock)
         try:
             yield time.monotonic() - started
         finally:
             os.close(fd)
+            with self._freed:
+                self._freed.notify_all()
 
 
 class Unlimited(Admission):
