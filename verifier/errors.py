@@ -58,7 +58,8 @@ class UnknownSandbox(VerifierError, LookupError):
 
     `why` says which: "missing" (no container of that name), "foreign" (a container that is
     not one of our agent sandboxes), "fleeting" (ours, but made to end with its process: only
-    its maker may use it) or "ended" (it stopped after its idle timeout; `verifier gc` removes it).
+    its maker may use it), "starting" (its maker is starting it right now) or "ended" (it
+    stopped after its idle timeout; `verifier gc` removes it).
     """
 
     def __init__(self, message: str, *, why: str) -> None:

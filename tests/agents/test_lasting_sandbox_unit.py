@@ -215,6 +215,7 @@ def test_attach_accepts_only_a_live_lasting_sandbox_of_ours() -> None:
         (record("box", **{LABEL_AGENT_SANDBOX: "else"}), "foreign"),
         (fleeting, "fleeting"),
         (record("box", running=False), "ended"),
+        ({**record("box", running=False), "State": {"Status": "created", "Running": False}}, "starting"),
     ]
     for found, why in cases:
         with pytest.raises(UnknownSandbox) as caught:
@@ -290,3 +291,54 @@ def test_launch_leaves_a_taken_name_alone() -> None:
             attached=lambda *_: None,
         )
     assert asked == []
+
+
+class Scripted:
+    """Stands in for DockerSandbox in thread_sandboxes: `attach` answers from a script, a new
+    sandbox is made or finds its name taken."""
+
+    def __init__(self, attaches: list[Any], makes: list[Any]) -> None:
+        self.attaches, self.makes = attaches, makes
+        self.made: list[str] = []
+
+    def attach(self, name: str, client: Any = None) -> Any:
+        outcome = self.attaches.pop(0)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    def __call__(self, **kwargs: Any) -> Any:
+        self.made.append(kwargs["name"])
+        outcome = self.makes.pop(0)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+
+def test_a_thread_whose_sandbox_ended_gets_a_new_one_and_a_race_loser_attaches(monkeypatch: pytest.MonkeyPatch) -> None:
+    from verifier.agents import thread_sandboxes
+
+    removed: list[str] = []
+    monkeypatch.setattr(thread_sandboxes, "discard", lambda api, record: removed.append(record["Id"]))
+    sandboxes = ThreadSandboxes(client=Client(None))
+    name = sandboxes.sandbox_id("t")
+    ended = record(name, running=False)
+    monkeypatch.setattr(thread_sandboxes, "container_record", lambda api, n: ended)
+    new, theirs = object(), object()
+    script = Scripted([UnknownSandbox("ended", why="ended")], [new])
+    monkeypatch.setattr(thread_sandboxes, "DockerSandbox", script)
+    assert sandboxes.get_or_create("t") is new and removed == [ended["Id"]] and script.made == [name]
+
+    starting = {**record(name, running=False, **{LABEL_OWNER_PID: str(os.getpid())}), "State": {"Status": "created"}}
+    monkeypatch.setattr(thread_sandboxes, "container_record", lambda api, n: starting)
+    script = Scripted([UnknownSandbox("missing", why="missing"), UnknownSandbox("s", why="starting"), theirs], [])
+    script.makes = [engine.NameTaken("taken")]
+    monkeypatch.setattr(thread_sandboxes, "DockerSandbox", script)
+    assert sandboxes.get_or_create("u") is theirs  # lost the race, waited for the winner's start
+    assert removed == [ended["Id"]]  # a sandbox its live maker is starting is never removed
+
+    script = Scripted([UnknownSandbox("foreign", why="foreign")], [])
+    monkeypatch.setattr(thread_sandboxes, "DockerSandbox", script)
+    with pytest.raises(UnknownSandbox, match="foreign"):
+        sandboxes.get_or_create("v")
+    assert script.made == []

@@ -179,7 +179,10 @@ def lasting_labels(record: Mapping[str, Any] | None, sandbox_id: str) -> dict[st
         )
     if not all(key in labels for key in (LABEL_AGENT_LIMITS, LABEL_AGENT_SHELL, LABEL_AGENT_VOLUME)):
         raise UnknownSandbox(f"{name!r} is not one of verifier's agent sandboxes", why="foreign")
-    if not (record.get("State") or {}).get("Running"):
+    state = record.get("State") or {}
+    if state.get("Status") == "created":
+        raise UnknownSandbox(f"the sandbox {name} is being made; try again in a moment", why="starting")
+    if not state.get("Running"):
         raise UnknownSandbox(
             f"the sandbox {name} has ended (idle past its timeout of {labels[LABEL_IDLE_TIMEOUT]} s, or "
             "stopped); `verifier gc` removes it",
@@ -188,10 +191,11 @@ def lasting_labels(record: Mapping[str, Any] | None, sandbox_id: str) -> dict[st
     return labels
 
 
-def discard(api: Any, name: str, labels: Mapping[str, str]) -> None:
-    """Remove an ended lasting sandbox's container and its workspace volume (its `labels`)."""
-    remove(api, name)
-    volume = labels.get(LABEL_AGENT_VOLUME)
+def discard(api: Any, record: Mapping[str, Any]) -> None:
+    """Remove the lasting sandbox of engine `record` and its workspace volume. By its id, not its
+    name: a thread's sandbox made anew under the same name since the record was read is left alone."""
+    remove(api, str(record["Id"]))
+    volume = ((record.get("Config") or {}).get("Labels") or {}).get(LABEL_AGENT_VOLUME)
     if volume:
         remove_volume(api, volume)
 
@@ -355,7 +359,7 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         and shell it was made with; `release()` lets go of it again, `close()` removes it.
 
         Raises UnknownSandbox (a LookupError) for an id that is not a live lasting sandbox of
-        ours, saying which (`why`: missing, foreign, fleeting or ended), and SandboxUnavailable
+        ours, saying which (`why`: missing, foreign, fleeting, starting or ended), and SandboxUnavailable
         when the engine does not answer.
         """
         own = client is None
@@ -408,8 +412,8 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         (idempotent; a released object removes nothing)."""
         if self._volume is None:
             self._finalizer()
-        elif self._finalizer.detach() is not None:
-            remove(self._client.api, self.name)
+        elif self._finalizer.detach() is not None:  # by id: the name may be a new sandbox's by now
+            remove(self._client.api, self.container_id)
             remove_volume(self._client.api, self._volume)
         if self._own_client:
             self._client.close()
@@ -512,6 +516,8 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
                     raise
         except EngineError as exc:
             reason = one_line(str(exc), 300)
+            if self.idle_timeout_s is not None:
+                reason += f" (a lasting sandbox ends after {self.idle_timeout_s:g} s without use)"
             return ExecuteResponse(output=f"Error: the sandbox could not run the command: {reason}", exit_code=None)
         return self._response(outcome, seconds)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,11 +32,13 @@ from verifier.agents.sandbox_lease import check_idle_timeout
 from verifier.agents.sandbox_limits import AgentSandboxLimits
 from verifier.errors import SandboxUnavailable, UnknownSandbox
 from verifier.sandbox.container import NameTaken, connect, container_record
+from verifier.sandbox.gc import owner_alive
 
 #: A thread's sandbox when nobody says otherwise: half an hour without use.
 DEFAULT_IDLE_S = 1800.0
-#: How often get_or_create tries again when the thread's sandbox ends or appears under it.
-TRIES = 3
+#: How long get_or_create waits for a thread's sandbox another process is making (a bound
+#: against a hang, not a speed: on a busy host a start can take many seconds).
+START_WAIT_S = 300.0
 
 
 class ThreadSandboxes:
@@ -87,14 +90,16 @@ class ThreadSandboxes:
         name = self.sandbox_id(thread_id)
         with self._lock:
             held = self._held.get(thread_id)
-            if held is not None and not held.closed and self._running(name):
+            if held is not None and not held.closed and self._running(held.container_id):
                 return held
-            for _ in range(TRIES):
+            deadline = time.monotonic() + START_WAIT_S
+            while time.monotonic() < deadline:
                 box = self._attach_or_make(name)
                 if box is not None:
                     self._held[thread_id] = box
                     return box
-        raise SandboxUnavailable(f"the sandbox of thread {thread_id!r} kept ending while it was reconnected")
+                time.sleep(0.1)
+        raise SandboxUnavailable(f"the sandbox of thread {thread_id!r} did not start within {START_WAIT_S:g} s")
 
     def for_config(self, config: Mapping[str, Any]) -> DockerSandbox:
         """`get_or_create` for the thread of a LangGraph config (`configurable.thread_id`)."""
@@ -113,12 +118,11 @@ class ThreadSandboxes:
                 held.release()
             record = container_record(self._client.api, name)
             try:
-                labels = lasting_labels(record, name)
+                lasting_labels(record, name)
             except UnknownSandbox as exc:
-                if exc.why != "ended":
+                if exc.why not in ("ended", "starting"):
                     return False
-                labels = dict((record or {}).get("Config", {}).get("Labels") or {})
-            discard(self._client.api, name, labels)
+            discard(self._client.api, record or {})
             return True
 
     def close(self) -> None:
@@ -137,18 +141,22 @@ class ThreadSandboxes:
         self.close()
 
     # -- inside -------------------------------------------------------------------------
-    def _running(self, name: str) -> bool:
-        record = container_record(self._client.api, name)
+    def _running(self, container_id: str) -> bool:
+        record = container_record(self._client.api, container_id)
         return bool(record and (record.get("State") or {}).get("Running"))
 
     def _attach_or_make(self, name: str) -> DockerSandbox | None:
-        """The sandbox `name`, attached or made; None when it changed under us (try again)."""
+        """The sandbox `name`, attached or made; None when it is changing under us (try again)."""
         try:
             return DockerSandbox.attach(name, client=self._client)
         except UnknownSandbox as exc:
-            if exc.why == "ended":  # its workspace is gone with it: make the thread a new one
+            if exc.why in ("ended", "starting"):
                 record = container_record(self._client.api, name)
-                discard(self._client.api, name, dict((record or {}).get("Config", {}).get("Labels") or {}))
+                labels = ((record or {}).get("Config") or {}).get("Labels") or {}
+                if exc.why == "starting" and owner_alive(labels):
+                    return None  # its maker is starting it: attach once it runs
+                if record is not None:  # ended, or its maker died making it: its workspace is gone
+                    discard(self._client.api, record)
             elif exc.why != "missing":
                 raise
         try:
