@@ -11,6 +11,7 @@ The tree::
         - RuntimeNotRegistered    the engine lacks the runtime asked for (gVisor's runsc)
         - NodeRefused             (Ray) a node cannot serve this job's image or limits
       + HostOverloaded            this machine was too busy to run the job fairly (not the candidate's doing)
+      + UnknownSandbox            (agents) no live lasting agent sandbox of ours has that id
 
 A *verdict* is never an exception: a candidate that fails, hangs or crashes yields an
 `Evidence` with ``ok: false``. These exceptions mean "no verdict could be produced",
@@ -50,3 +51,17 @@ class ImageNotFound(SandboxUnavailable):
 
 class HostOverloaded(VerifierError):
     """The machine was too busy to run the job fairly: no sandbox slot came free in time."""
+
+
+class UnknownSandbox(VerifierError, LookupError):
+    """`DockerSandbox.attach` was given an id that names no live lasting agent sandbox of ours.
+
+    `why` says which: "missing" (no container of that name), "foreign" (a container that is
+    not one of our agent sandboxes), "fleeting" (ours, but made to end with its process: only
+    its maker may use it), "starting" (its maker is starting it right now) or "ended" (it
+    stopped after its idle timeout; `verifier gc` removes it).
+    """
+
+    def __init__(self, message: str, *, why: str) -> None:
+        super().__init__(message)
+        self.why = why

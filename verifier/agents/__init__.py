@@ -34,6 +34,7 @@ _EXPORTS = {
     "latest_code_block": "candidates",
     "AgentSandboxLimits": "sandbox_limits",
     "DockerSandbox": "docker_sandbox",
+    "ThreadSandboxes": "thread_sandboxes",
     "SandboxFile": "sandbox_candidate",
     "SandboxFiles": "sandbox_candidate",
     "Decision": "gate",
@@ -62,6 +63,7 @@ __all__ = [
     "SandboxFile",
     "SandboxFiles",
     "StateFile",
+    "ThreadSandboxes",
     "ToolCall",
     "VerifiedRubric",
     "decide",
@@ -79,6 +81,7 @@ if TYPE_CHECKING:
     from verifier.agents.recorder import RunRecorder, RunsReport, ToolCall, default_url
     from verifier.agents.sandbox_candidate import SandboxFile, SandboxFiles
     from verifier.agents.sandbox_limits import AgentSandboxLimits
+    from verifier.agents.thread_sandboxes import ThreadSandboxes
     from verifier.agents.tools import EvidenceTool, make_run_test_suite
 
 

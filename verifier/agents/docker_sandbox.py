@@ -15,19 +15,33 @@ Three users, so the agent cannot reach the machinery that serves it:
   the agent's processes can neither signal nor trace them, so a file read for the grader is
   read by a process the agent cannot tamper with.
 
-The keep-alive reads the container's stdin, which this process holds open: if this process
-dies (even by SIGKILL) the container stops by itself, and `verifier gc` removes it (its
-owner labels name this process; `LABEL_AGENT_SANDBOX` marks it as an agent's sandbox).
+Two lifetimes:
+
+- **fleeting** (the default): the keep-alive reads the container's stdin, which this process
+  holds open: if this process dies (even by SIGKILL) the container stops by itself, and
+  `verifier gc` removes it (its owner labels name this process; `LABEL_AGENT_SANDBOX` marks it
+  as an agent's sandbox). The workspace is a tmpfs of the container.
+- **lasting** (`idle_timeout_s=`): the sandbox outlives its process. Another process reconnects
+  with `DockerSandbox.attach(sandbox_id)` (`ThreadSandboxes` does it per LangGraph thread). The
+  workspace is a named volume on a size-limited tmpfs, removed with the sandbox. The keep-alive
+  is a watchdog that ends the container once nobody has used it for its idle timeout
+  (`sandbox_lease`), and `verifier gc` then removes container and volume. Ctrl-C or a crash
+  leaves it running until then, never longer.
+
+`seed_from=PATH` copies a host folder into a new sandbox's workspace (`sandbox_seed`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 import threading
+import time
 import uuid
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,14 +61,33 @@ from verifier.agents.sandbox_files import (
     upload_results,
     upload_stream,
 )
+from verifier.agents.sandbox_lease import (
+    LEASE_DIR,
+    LEASE_TMPFS,
+    LeaseClock,
+    check_idle_timeout,
+    renew_command,
+    watchdog_command,
+)
 from verifier.agents.sandbox_limits import FLOOD_FACTOR, AgentSandboxLimits
+from verifier.agents.sandbox_seed import MAX_SEED_FILES, SeedError, batches, read_seed
+from verifier.errors import UnknownSandbox
 from verifier.hashing import SKIP_DIRS
 from verifier.inputs import MAX_TREE_BYTES, MAX_TREE_FILES
 from verifier.limits import MiB
 from verifier.sandbox.backend import SandboxJob
-from verifier.sandbox.container import EngineError, connect, image_id, launch, remove, translated
+from verifier.sandbox.container import (
+    EngineError,
+    connect,
+    container_record,
+    image_id,
+    launch,
+    remove,
+    remove_volume,
+    translated,
+)
 from verifier.sandbox.gc import owner_labels
-from verifier.sandbox.hardening import container_kwargs
+from verifier.sandbox.hardening import LABEL_IDLE_TIMEOUT, LABEL_MANAGED, container_kwargs
 from verifier.sandbox.image import image_tag
 from verifier.text import one_line
 
@@ -64,7 +97,16 @@ SCRATCH = "/tmp"
 AGENT_UID = 2000
 #: init, keep-alive and downloads: a user the agent's processes cannot signal or trace.
 KEEPER_UID = 65534
+KEEPER = f"{KEEPER_UID}:{KEEPER_UID}"
 LABEL_AGENT_SANDBOX = "org.verifier.agent-sandbox"
+#: On a lasting sandbox, what `attach` needs to serve it as its maker did: its limits (JSON),
+#: its shell and the name of its workspace volume. Labels are written once, by us (the agent
+#: has no engine access), when the container is made.
+LABEL_AGENT_LIMITS = "org.verifier.agent-limits"
+LABEL_AGENT_SHELL = "org.verifier.agent-shell"
+LABEL_AGENT_VOLUME = "org.verifier.agent-volume"
+#: A sandbox id (the container's name) as the engine allows one.
+SANDBOX_ID = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}")
 #: PID 2 of the container: ends when this process closes the container's stdin (or dies).
 KEEPALIVE = ("/bin/sh", "-c", "exec cat > /dev/null")
 #: Longest a file transfer may take inside the container.
@@ -102,6 +144,62 @@ def _release(api: Any, name: str, stdin: Any) -> None:
     remove(api, name)
 
 
+def _let_go() -> None:
+    """A lasting sandbox at interpreter exit: left running (its idle timeout ends it)."""
+
+
+def _workspace_mount(volume: str, options: str, labels: Mapping[str, str]) -> dict[str, Any]:
+    """A lasting sandbox's workspace: named volume `volume` on a tmpfs with mount `options`
+    (its size among them), made by the engine with the container (so no other process sees
+    it without a container), with our labels so `verifier gc` finds it once unused."""
+    driver = {"Name": "local", "Options": {"type": "tmpfs", "device": "tmpfs", "o": options}}
+    return {
+        "Target": WORKSPACE,
+        "Source": volume,
+        "Type": "volume",
+        "ReadOnly": False,
+        "VolumeOptions": {"NoCopy": True, "Labels": dict(labels), "DriverConfig": driver},
+    }
+
+
+def lasting_labels(record: Mapping[str, Any] | None, sandbox_id: str) -> dict[str, str]:
+    """The labels of a live lasting sandbox of ours named `sandbox_id` (its engine `record`),
+    or UnknownSandbox saying why it cannot be attached."""
+    name = str((record or {}).get("Name", "")).lstrip("/")
+    if record is None or name != sandbox_id:
+        raise UnknownSandbox(f"no sandbox has the id {sandbox_id!r}", why="missing")
+    labels = dict((record.get("Config") or {}).get("Labels") or {})
+    if labels.get(LABEL_MANAGED) != "1" or labels.get(LABEL_AGENT_SANDBOX) != name:
+        raise UnknownSandbox(f"{name!r} is not one of verifier's agent sandboxes", why="foreign")
+    if LABEL_IDLE_TIMEOUT not in labels:
+        raise UnknownSandbox(
+            f"the sandbox {name} ends with the process that made it (made without idle_timeout_s); "
+            "only that process can use it",
+            why="fleeting",
+        )
+    if not all(key in labels for key in (LABEL_AGENT_LIMITS, LABEL_AGENT_SHELL, LABEL_AGENT_VOLUME)):
+        raise UnknownSandbox(f"{name!r} is not one of verifier's agent sandboxes", why="foreign")
+    state = record.get("State") or {}
+    if state.get("Status") == "created":
+        raise UnknownSandbox(f"the sandbox {name} is being made; try again in a moment", why="starting")
+    if not state.get("Running"):
+        raise UnknownSandbox(
+            f"the sandbox {name} has ended (idle past its timeout of {labels[LABEL_IDLE_TIMEOUT]} s, or "
+            "stopped); `verifier gc` removes it",
+            why="ended",
+        )
+    return labels
+
+
+def discard(api: Any, record: Mapping[str, Any]) -> None:
+    """Remove the lasting sandbox of engine `record` and its workspace volume. By its id, not its
+    name: a thread's sandbox made anew under the same name since the record was read is left alone."""
+    remove(api, str(record["Id"]))
+    volume = ((record.get("Config") or {}).get("Labels") or {}).get(LABEL_AGENT_VOLUME)
+    if volume:
+        remove_volume(api, volume)
+
+
 class DockerSandbox(BaseSandbox):  # type: ignore[misc]
     """A Deep Agents sandbox backend on one hardened container, for one agent session.
 
@@ -111,17 +209,33 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         with DockerSandbox() as sandbox:
             agent = create_deep_agent(model=..., backend=sandbox)
 
+    With `idle_timeout_s` the sandbox is *lasting*: it outlives this process, another process
+    reconnects with `DockerSandbox.attach(sandbox.id)`, `release()` lets go of it without
+    removing it, and it ends by itself after `idle_timeout_s` without use (then `verifier gc`
+    removes it). `close()` and the context manager still remove it.
+
     Args:
         image: the image to run; the verifier's sandbox image for this recipe by default
             (`verifier image build` makes it).
         limits: what the session may use (`AgentSandboxLimits()` by default).
         client: a Docker client; one for the local engine by default (closed with the sandbox).
         shell: the shell that runs commands.
+        idle_timeout_s: make a lasting sandbox that ends this long after its last use
+            (1 s to 7 days); None (the default): it ends with this process.
+        seed_from: a host folder copied into the new workspace (never mounted; caches and
+            `.git` left out; at most `limits.workspace_bytes` and 10,000 files; no links).
+        name: the sandbox's id (its container's name); a fresh unique one by default. A name
+            already taken raises `NameTaken` (verifier.sandbox.container).
 
     Raises:
         ImageNotFound: the image is not built.
         SandboxUnavailable: the engine did not answer or the container did not start.
+        SeedError: `seed_from` cannot be copied (a ValueError naming the file); nothing is left.
+        ValueError: a bad `idle_timeout_s` or `name`.
     """
+
+    #: Ends this object's hold on the sandbox: removes a fleeting one; lets a lasting one go.
+    _finalizer: weakref.finalize[..., DockerSandbox]
 
     def __init__(
         self,
@@ -130,63 +244,188 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         limits: AgentSandboxLimits | None = None,
         client: Any = None,
         shell: str = "/bin/bash",
+        idle_timeout_s: float | None = None,
+        seed_from: str | os.PathLike[str] | None = None,
+        name: str | None = None,
     ) -> None:
         self.limits = limits or AgentSandboxLimits()
         self.shell = shell
+        self.idle_timeout_s = None if idle_timeout_s is None else check_idle_timeout(idle_timeout_s)
+        if name is not None and not (isinstance(name, str) and SANDBOX_ID.fullmatch(name)):
+            raise ValueError(
+                f"name must be 1-128 letters, digits, '_', '.' or '-' (a letter or digit first), got {name!r}"
+            )
+        seed = None
+        if seed_from is not None:  # read (and refused) before any container exists
+            seed = read_seed(
+                seed_from,
+                max_files=MAX_SEED_FILES,
+                max_bytes=self.limits.workspace_bytes,
+                max_file_bytes=self.limits.file_size_bytes,
+            )
+        name = name or f"verifier-agent-{uuid.uuid4().hex[:12]}"
+        volume = None if self.idle_timeout_s is None else f"{name}-workspace-{uuid.uuid4().hex[:8]}"
+        self._setup(client, name, volume)
+        try:
+            self.container_id = self._start(image)
+            if seed:
+                self._seed(seed)
+        except BaseException:
+            if hasattr(self, "container_id"):
+                self.close()
+            elif self._own_client:
+                self._client.close()
+            raise
+
+    def _setup(self, client: Any, name: str, volume: str | None) -> None:
+        """What every sandbox object holds, made here or attached."""
         self.place = Place(workspace=WORKSPACE, roots=(WORKSPACE, SCRATCH))
         self._own_client = client is None
         self._client = client if client is not None else connect()
-        self.name = f"verifier-agent-{uuid.uuid4().hex[:12]}"
-        try:
-            self.container_id = self._start(image)
-        except BaseException:
-            if self._own_client:
-                self._client.close()
-            raise
+        self.name = name
+        self._volume = volume
+        self._lease = None if self.idle_timeout_s is None else LeaseClock(self.idle_timeout_s)
+
+    def _labels(self) -> dict[str, str]:
+        labels = {LABEL_AGENT_SANDBOX: self.name}
+        if self._volume is not None:
+            labels[LABEL_IDLE_TIMEOUT] = f"{self.idle_timeout_s:g}"
+            labels[LABEL_AGENT_LIMITS] = self.limits.model_dump_json()
+            labels[LABEL_AGENT_SHELL] = self.shell
+            labels[LABEL_AGENT_VOLUME] = self._volume
+        return labels
+
+    def _create_kwargs(self, made_from: str, command: Sequence[str]) -> dict[str, Any]:
+        job = SandboxJob(image=made_from, command=tuple(command), limits=self.limits.container_limits(), mode="plain")
+        kwargs = container_kwargs(job, owner_labels(self._labels()))
+        kwargs.update(user=f"{KEEPER_UID}:{KEEPER_UID}", working_dir=WORKSPACE)
+        host = kwargs["host_config"]
+        host["cpu_shares"] = AGENT_CPU_SHARES  # instead of admission slots: see AGENT_CPU_SHARES
+        size, owner = self.limits.workspace_bytes, f"uid={AGENT_UID},gid={AGENT_UID}"
+        if self._volume is None:
+            host["tmpfs"] = {**host["tmpfs"], WORKSPACE: f"rw,nosuid,nodev,size={size},{owner},mode=0755"}
+        else:  # lasting: nobody holds its stdin; the watchdog's lease lives on the keeper's tmpfs
+            kwargs["stdin_open"] = False
+            host["tmpfs"] = {**host["tmpfs"], LEASE_DIR: LEASE_TMPFS}
+            volume_labels = {LABEL_MANAGED: "1", LABEL_AGENT_SANDBOX: self.name}
+            host["mounts"] = [
+                _workspace_mount(self._volume, f"size={size},{owner},mode=0755,nosuid,nodev", volume_labels)
+            ]
+        return kwargs
 
     def _start(self, image: str | None) -> str:
         api = self._client.api
         made_from = image_id(api, image or image_tag())
-        job = SandboxJob(image=made_from, command=KEEPALIVE, limits=self.limits.container_limits(), mode="plain")
-        kwargs = container_kwargs(job, owner_labels({LABEL_AGENT_SANDBOX: self.name}))
-        kwargs.update(user=f"{KEEPER_UID}:{KEEPER_UID}", working_dir=WORKSPACE)
-        host = kwargs["host_config"]
-        workspace = f"rw,nosuid,nodev,size={self.limits.workspace_bytes},uid={AGENT_UID},gid={AGENT_UID},mode=0755"
-        host["tmpfs"] = {**host["tmpfs"], WORKSPACE: workspace}
-        host["cpu_shares"] = AGENT_CPU_SHARES  # instead of admission slots: see AGENT_CPU_SHARES
+        lasting = self.idle_timeout_s is not None
+        command = watchdog_command(self.idle_timeout_s) if self.idle_timeout_s is not None else KEEPALIVE
+        kwargs = self._create_kwargs(made_from, command)
 
         def attached(_cid: str, stdin: Any) -> None:
-            self._finalizer = weakref.finalize(self, _release, api, self.name, stdin)
+            if stdin is None:
+                self._finalizer = weakref.finalize(self, _let_go)
+            else:
+                self._finalizer = weakref.finalize(self, _release, api, self.name, stdin)
 
         try:
             return launch(
                 api,
                 name=self.name,
                 image_id=made_from,
-                command=KEEPALIVE,
+                command=command,
                 kwargs=kwargs,
-                attach={"stdin": 1, "stream": 1},
+                attach=None if lasting else {"stdin": 1, "stream": 1},
                 attached=attached,
                 what="the agent's sandbox",
             )
-        except BaseException:  # launch removed it
+        except BaseException:  # launch removed the container (a taken name: not ours, left alone)
             if hasattr(self, "_finalizer"):
                 self._finalizer.detach()
+            if self._volume is not None:
+                remove_volume(api, self._volume)
             raise
+
+    def _seed(self, files: list[tuple[str, bytes]]) -> None:
+        """Copy the seed's files into the workspace, or SeedError naming the first that failed."""
+        for run in batches(files):
+            answers = self.upload_files([(f"{WORKSPACE}/{rel}", data) for rel, data in run])
+            for (rel, _), answer in zip(run, answers, strict=True):
+                if answer.error is not None:
+                    raise SeedError(f"seed_from: {rel} could not be copied: {answer.error}")
+
+    @classmethod
+    def attach(cls, sandbox_id: str, *, client: Any = None) -> DockerSandbox:
+        """Reconnect to a live lasting sandbox (made with `idle_timeout_s`, by any process on this
+        engine) by its id, the `id` property its maker saw. The result serves it with the limits
+        and shell it was made with; `release()` lets go of it again, `close()` removes it.
+
+        Raises UnknownSandbox (a LookupError) for an id that is not a live lasting sandbox of
+        ours, saying which (`why`: missing, foreign, fleeting, starting or ended), and SandboxUnavailable
+        when the engine does not answer.
+        """
+        own = client is None
+        client = connect() if own else client
+        try:
+            valid = isinstance(sandbox_id, str) and SANDBOX_ID.fullmatch(sandbox_id) is not None
+            record = container_record(client.api, sandbox_id) if valid else None
+            labels = lasting_labels(record, str(sandbox_id))
+            box = cls.__new__(cls)
+            cls._adopt(box, client, own, labels, str((record or {})["Id"]))
+            return box
+        except BaseException:
+            if own:
+                client.close()
+            raise
+
+    def _adopt(self, client: Any, own: bool, labels: Mapping[str, str], container_id: str) -> None:
+        """Serve an attached lasting sandbox as its maker did (its `labels`)."""
+        try:
+            self.limits = AgentSandboxLimits.model_validate_json(labels[LABEL_AGENT_LIMITS])
+            self.idle_timeout_s = check_idle_timeout(float(labels[LABEL_IDLE_TIMEOUT]))
+        except ValueError as exc:
+            raise UnknownSandbox(
+                f"{labels[LABEL_AGENT_SANDBOX]!r} carries labels this version cannot read", why="foreign"
+            ) from exc
+        self.shell = labels[LABEL_AGENT_SHELL]
+        self._setup(client, labels[LABEL_AGENT_SANDBOX], labels[LABEL_AGENT_VOLUME])
+        self._own_client = own
+        self.container_id = container_id
+        self._finalizer = weakref.finalize(self, _let_go)
 
     # -- the session --------------------------------------------------------------------
     @property
     def id(self) -> str:
-        """The container's name (unique per session)."""
+        """The container's name (unique per session): what `attach` takes."""
         return self.name
 
     @property
+    def lasting(self) -> bool:
+        """Whether the sandbox outlives its process (made with `idle_timeout_s`)."""
+        return self.idle_timeout_s is not None
+
+    @property
     def closed(self) -> bool:
+        """Whether this object is done with the sandbox (closed, or released)."""
         return not self._finalizer.alive
 
     def close(self) -> None:
-        """Remove the container (idempotent)."""
-        self._finalizer()
+        """Remove the sandbox: its container and, for a lasting one, its workspace volume
+        (idempotent; a released object removes nothing)."""
+        if self._volume is None:
+            self._finalizer()
+        elif self._finalizer.detach() is not None:  # by id: the name may be a new sandbox's by now
+            remove(self._client.api, self.container_id)
+            remove_volume(self._client.api, self._volume)
+        if self._own_client:
+            self._client.close()
+
+    def release(self) -> None:
+        """Let go of a lasting sandbox without removing it: it goes on running for another
+        process to `attach`, until its idle timeout. A fleeting sandbox cannot outlive its
+        process: for it this is `close()`."""
+        if self._volume is None:
+            self.close()
+            return
+        self._finalizer.detach()
         if self._own_client:
             self._client.close()
 
@@ -198,6 +437,22 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
 
     def __repr__(self) -> str:
         return f"DockerSandbox({self.name}, {'closed' if self.closed else 'running'})"
+
+    def _renew(self, need_s: float) -> None:
+        """Before a call that may take `need_s` seconds: move a lasting sandbox's lease past it
+        (`sandbox_lease`), when this process's last write does not reach that far. Raises
+        EngineError."""
+        if self._lease is None:
+            return
+        now = time.monotonic()
+        ahead = self._lease.ahead(need_s + BACKSTOP_S, now)
+        if ahead is None:
+            return
+        with translated():
+            run = Exec(self._client.api, self.container_id, renew_command(ahead), user=KEEPER, workdir="/")
+            outcome = run.wait(deadline=run.started + TRANSFER_TIMEOUT_S, cap=4096)
+        if outcome.exit_code == 0:
+            self._lease.written(now, ahead)
 
     # -- commands -----------------------------------------------------------------------
     def _seconds(self, timeout: int | float | None) -> float:
@@ -249,6 +504,7 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         try:
             with translated():
                 # No admission slot (see AGENT_CPU_SHARES): the container's CPU quota and weight bound it.
+                self._renew(seconds)
                 user = f"{AGENT_UID}:{AGENT_UID}"
                 run = Exec(self._client.api, self.container_id, argv, user=user, workdir=WORKSPACE, reports_group=True)
                 try:
@@ -260,6 +516,8 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
                     raise
         except EngineError as exc:
             reason = one_line(str(exc), 300)
+            if self.idle_timeout_s is not None:
+                reason += f" (a lasting sandbox ends after {self.idle_timeout_s:g} s without use)"
             return ExecuteResponse(output=f"Error: the sandbox could not run the command: {reason}", exit_code=None)
         return self._response(outcome, seconds)
 
@@ -287,6 +545,7 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
     def _program(self, program: str, args: Sequence[str], *, user: int, stdin: bytes, cap: int) -> ExecOutcome:
         """Run one of the file programs; the engine's errors come out as EngineError."""
         argv = backstop(TRANSFER_TIMEOUT_S + BACKSTOP_S, [*PYTHON, program, *args])
+        self._renew(TRANSFER_TIMEOUT_S)
         with translated():
             run = Exec(
                 self._client.api,

@@ -69,17 +69,22 @@ def gc(
         typer.Option("--all", help="Remove every verifier container, also those of live processes."),
     ] = False,
 ) -> None:
-    """Remove sandbox containers left behind by a crashed verifier process."""
+    """Remove sandbox containers left behind by a crashed verifier process, lasting agent
+    sandboxes that stopped after their idle timeout, and workspace volumes no container uses."""
     from verifier.errors import SandboxUnavailable
     from verifier.sandbox.docker_engine import connect
-    from verifier.sandbox.gc import collect
+    from verifier.sandbox.gc import collect, collect_volumes
 
     try:
-        removed = collect(connect(), everything=all_)
+        client = connect()
+        removed = collect(client, everything=all_)
+        volumes = collect_volumes(client)
     except SandboxUnavailable as exc:
         raise sandbox_failure(exc) from None
     Console().print(
-        f"removed {len(removed)} container(s)" + (": " + ", ".join(c[:12] for c in removed) if removed else "")
+        f"removed {len(removed)} container(s)"
+        + (": " + ", ".join(c[:12] for c in removed) if removed else "")
+        + (f" and {len(volumes)} volume(s): " + ", ".join(volumes) if volumes else "")
     )
 
 

@@ -1,9 +1,11 @@
 """The engine's one home: the one module that imports the Docker SDK (with `hardening`'s create
 argument types) and turns the engine's errors into ours.
 
-Connecting (`connect`), creating, attaching and starting a container (`launch`), killing and
-removing one (`kill`, `remove`), reading an image's record (`inspect_image`, `image_id`) and,
-for every other request of the engine, `translated`: the engine's errors become `EngineError`
+Connecting (`connect`), creating, attaching and starting a container (`launch`; a name that is
+taken is `NameTaken`, and that container is left alone), killing and removing one (`kill`,
+`remove`), reading a container's or an image's record (`container_record`, `inspect_image`,
+`image_id`), removing a volume (`remove_volume`: a lasting agent sandbox's workspace) and, for
+every other request of the engine, `translated`: the engine's errors become `EngineError`
 (a `SandboxUnavailable`), chained. Nothing else catches the SDK's exceptions
 (`tests/sandbox/test_engine_home.py` holds every module to that).
 
@@ -128,6 +130,22 @@ def remove_image(api: Any, ref: str) -> bool:
     return True
 
 
+class NameTaken(SandboxUnavailable):
+    """`launch` found a container of that name already there (another process made it first);
+    nothing was created, and nothing was removed."""
+
+
+def _create(api: Any, name: str, image_id: str, command: Sequence[str], kwargs: dict[str, Any]) -> str:
+    host_config = api.create_host_config(**kwargs.pop("host_config"))
+    try:
+        made = api.create_container(image_id, command=list(command), name=name, host_config=host_config, **kwargs)
+    except docker.errors.APIError as exc:
+        if exc.status_code == 409:  # the name is taken: that container is someone else's
+            raise NameTaken(f"a container named {name} already exists") from exc
+        raise
+    return str(made["Id"])
+
+
 def launch(
     api: Any,
     *,
@@ -135,26 +153,26 @@ def launch(
     image_id: str,
     command: Sequence[str],
     kwargs: dict[str, Any],
-    attach: Mapping[str, int],
+    attach: Mapping[str, int] | None,
     attached: Callable[[str, Any], None],
     what: str = "the sandbox",
     limits: Limits | None = None,
 ) -> str:
     """Create container `name` (`kwargs`: `hardening.container_kwargs`, host_config included),
-    attach to it (`attach`: the streams), hand the id and the attach socket to `attached` before
-    the container starts, and start it; returns its id.
+    attach to it (`attach`: the streams; None: no attach socket, `attached` gets None), hand the
+    id and the attach socket to `attached` before the container starts, and start it; returns its id.
 
     Leaves nothing behind: on any failure (Ctrl-C too) the container is removed by name, and the
     engine's error becomes SandboxUnavailable ("`what` could not start"); with `limits`, an
-    engine that lacks the runtime they ask for says so instead (`RuntimeNotRegistered`).
+    engine that lacks the runtime they ask for says so instead (`RuntimeNotRegistered`). A name
+    that is already taken raises `NameTaken` and removes nothing (the container is not ours).
     """
     try:
-        host_config = api.create_host_config(**kwargs.pop("host_config"))
-        cid = str(
-            api.create_container(image_id, command=list(command), name=name, host_config=host_config, **kwargs)["Id"]
-        )
-        attached(cid, api.attach_socket(cid, params=dict(attach)))
+        cid = _create(api, name, image_id, command, kwargs)
+        attached(cid, api.attach_socket(cid, params=dict(attach)) if attach is not None else None)
         api.start(cid)
+    except NameTaken:
+        raise
     except BaseException as exc:
         # By name: also when Ctrl-C arrived while the engine was still creating it.
         remove(api, name)
@@ -195,6 +213,39 @@ def remove(api: Any, name: str, budget_s: float = REMOVE_BUDGET_S) -> bool:
                 return False  # `verifier gc` removes it once this process is gone
             time.sleep(pause)
             pause = min(pause * 2, 2.0)
+
+
+def container_record(api: Any, name: str) -> dict[str, Any] | None:
+    """The engine's record of container `name` (a name or an id), None when there is none.
+    Raises EngineError."""
+    with translated(f"cannot inspect container {name!r}"):
+        try:
+            return dict(api.inspect_container(name))
+        except docker.errors.NotFound:
+            return None
+
+
+def remove_volume(api: Any, name: str, budget_s: float = REMOVE_BUDGET_S) -> bool:
+    """Remove volume `name`, retrying while the engine is away. True when it is gone; False
+    when the engine refused (a container still uses it) or stayed away past the budget."""
+    deadline = time.monotonic() + budget_s
+    while True:
+        try:
+            api.remove_volume(name, force=False)
+            return True
+        except docker.errors.NotFound:
+            return True
+        except docker.errors.APIError as exc:
+            if exc.status_code == 409:  # in use
+                return False
+            if time.monotonic() > deadline:
+                return False
+        except KeyboardInterrupt:
+            continue
+        except ENGINE_ERRORS:
+            if time.monotonic() > deadline:
+                return False
+        time.sleep(0.2)
 
 
 class Container:

@@ -1,12 +1,15 @@
-"""Who owns a sandbox container, and the one sweep of containers by label.
+"""Who owns a sandbox container, and the one sweep of containers (and volumes) by label.
 
 Every container carries its owner's host name, pid and the pid's start time (ticks since
-boot), so a pid the kernel reused for another process does not hide an orphan.
+boot), so a pid the kernel reused for another process does not hide an orphan. A lasting agent
+sandbox (`LABEL_IDLE_TIMEOUT`) outlives its maker by design: it is an orphan once it has
+stopped (it stops itself when idle), whoever made it.
 
 Every removal (or kill) of containers found by their labels is `sweep_once` here: `collect`
 (`verifier gc`: orphans), and through `sweep`, the one loop that retries while the engine is
 away, a pool's close (its pool label), a Ray node's lifeline (its dead owner) and a review's
-Ctrl-C (kills its runs).
+Ctrl-C (kills its runs). `collect_volumes` removes our volumes that no container uses any more
+(a lasting sandbox's workspace).
 """
 
 from __future__ import annotations
@@ -18,8 +21,17 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from verifier.errors import SandboxUnavailable
-from verifier.sandbox.container import Client, close, connect, kill, remove, translated
-from verifier.sandbox.hardening import LABEL_MANAGED, LABEL_OWNER_HOST, LABEL_OWNER_PID, LABEL_OWNER_START
+from verifier.sandbox.container import Client, close, connect, kill, remove, remove_volume, translated
+from verifier.sandbox.hardening import (
+    LABEL_IDLE_TIMEOUT,
+    LABEL_MANAGED,
+    LABEL_OWNER_HOST,
+    LABEL_OWNER_PID,
+    LABEL_OWNER_START,
+)
+
+#: Engine states of a container whose processes have all ended.
+ENDED_STATES = frozenset({"exited", "dead"})
 
 
 def process_start(pid: int) -> str:
@@ -69,36 +81,57 @@ def owner_alive(labels: Mapping[str, str]) -> bool:
     return start is None or start == process_start(pid)  # containers of older versions carry no start
 
 
-def collect(client: Client, *, everything: bool = False) -> list[str]:
-    """Remove our containers whose owner process is gone (all of ours with everything=True).
+def orphaned(entry: Mapping[str, Any], host: str) -> bool:
+    """Whether a container of ours (its entry in the engine's listing) made on `host` is left
+    behind: its owner process is gone, or, for a lasting agent sandbox, it has stopped (or its
+    maker died before starting it)."""
+    labels = entry.get("Labels") or {}
+    if labels.get(LABEL_OWNER_HOST) != host:
+        return False
+    if LABEL_IDLE_TIMEOUT in labels:
+        state = entry.get("State")
+        return state in ENDED_STATES or (state == "created" and not owner_alive(labels))
+    return not owner_alive(labels)
 
-    A container owned by another host is left alone unless everything=True. One pass on
+
+def collect(client: Client, *, everything: bool = False, labels: Sequence[str] = ()) -> list[str]:
+    """Remove our containers that are left behind (`orphaned`; all of ours with everything=True),
+    among those that carry `labels` too.
+
+    A container made on another host is left alone unless everything=True. One pass on
     `client`; raises SandboxUnavailable when the engine fails it.
     """
     host = socket.gethostname()
+    return sweep_once(client.api, labels, select=None if everything else (lambda entry: orphaned(entry, host)))
 
-    def orphan(labels: Mapping[str, str]) -> bool:
-        return labels.get(LABEL_OWNER_HOST) == host and not owner_alive(labels)
 
-    return sweep_once(client.api, (), select=None if everything else orphan)
+def collect_volumes(client: Client, *, labels: Sequence[str] = ()) -> list[str]:
+    """Remove our volumes (those that carry `labels` too) that no container uses: the workspace
+    of a lasting sandbox whose container is gone. One pass; raises SandboxUnavailable when the
+    engine fails the listing."""
+    with translated():
+        found = client.api.volumes(filters={"label": [LABEL_MANAGED, *labels], "dangling": True})
+    names = [str(v["Name"]) for v in (found or {}).get("Volumes") or []]
+    return [name for name in names if remove_volume(client.api, name)]
 
 
 def sweep_once(
     api: Any,
     labels: Sequence[str],
     *,
-    select: Callable[[Mapping[str, str]], bool] | None = None,
+    select: Callable[[Mapping[str, Any]], bool] | None = None,
     kill_only: bool = False,
 ) -> list[str]:
     """Remove every container of ours that carries `labels` (each "key" or "key=value") and
-    that `select` (given its labels) picks; with kill_only, kill the running ones instead.
+    that `select` (given its entry in the engine's listing: "Labels", "State", ...) picks;
+    with kill_only, kill the running ones instead.
     Returns the ids removed (killed). Raises SandboxUnavailable when the engine fails the listing."""
     filters = {"label": [LABEL_MANAGED, *labels]}
     with translated():
         found = api.containers(all=not kill_only, filters=filters)
     done: list[str] = []
     for c in found:
-        if select is not None and not select(c.get("Labels") or {}):
+        if select is not None and not select(c):
             continue
         if kill_only:
             kill(api, c["Id"])

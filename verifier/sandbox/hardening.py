@@ -20,6 +20,10 @@ LABEL_MANAGED = "org.verifier.managed"
 LABEL_OWNER_PID = "org.verifier.owner-pid"
 LABEL_OWNER_HOST = "org.verifier.owner-host"
 LABEL_OWNER_START = "org.verifier.owner-start"
+#: On a lasting agent sandbox (one that outlives its maker): its idle timeout in seconds. Such a
+#: container is not judged by its owner's life but by its own: it stops itself when idle, and
+#: `verifier gc` removes it (and its workspace volume) once it has stopped.
+LABEL_IDLE_TIMEOUT = "org.verifier.idle-timeout-s"
 
 #: Capabilities of the launcher (root) in launcher mode; see verifier/runner/launch.py.
 LAUNCHER_CAPS = ("SETUID", "SETGID", "KILL")
