@@ -30,13 +30,13 @@ def evidence(
     kind: FailureKind | None = None,
     detail: str = "",
     output: str = "",
+    example: str | None = None,
 ) -> Evidence:
     ok = status is Status.PASSED
-    failures = (
-        []
-        if kind is None
-        else [Failure(test_id="test_check", kind=kind, message="a trusted line", detail_untrusted=detail)]
-    )
+    failures = []
+    if kind is not None:
+        trusted = {"test_id": "test_check", "kind": kind, "message": "a trusted line", "falsifying_example": example}
+        failures.append(Failure(**trusted, detail_untrusted=detail))
     return Evidence(
         evidence_id=ident,
         ok=ok,
@@ -58,15 +58,18 @@ def evidence(
 
 def write_run(folder: Path, *, plus: bool = False) -> Path:
     """The files of a 6-sample run of 3 tasks (A: 2 of 3 pass, 1 of 3 with plus; B: the
-    two identical samples time out; the
-    hostile task: its one sample fails with markup for a message). Returns the results file;
-    the evidence store is beside it (samples.jsonl_evidence.jsonl)."""
+        two identical samples time out; the
+        hostile task: its one sample fails with markup for a message). Returns the results file;
+        the evidence store is beside it (samples.jsonl_evidence.jsonl), with the plus run's evidence
+    of A's second sample (which the plus tests catch)."""
     evs = {
         "p1": evidence("p1", Status.PASSED, total_s=1.0),
         "p2": evidence("p2", Status.PASSED, total_s=2.0),
         "f1": evidence("f1", Status.FAILED, total_s=1.0, kind=FailureKind.ASSERTION, detail="E   assert 1 == 2"),
         "t1": evidence("t1", Status.TIMEOUT, total_s=4.0, kind=FailureKind.TIMEOUT),
         "h1": evidence("h1", Status.FAILED, total_s=1.0, kind=FailureKind.EXCEPTION, detail=HOSTILE, output=HOSTILE),
+        # The plus run of A's second sample: its base tests passed, a stronger test did not.
+        "x2": evidence("x2", Status.FAILED, total_s=1.0, kind=FailureKind.ASSERTION, detail=HOSTILE, example="f(x=-1)"),
     }
     rows: list[dict[str, Any]] = [
         {"task_id": "A", "completion": "x", "passed": True, "evidence_id": "p1", "status": "passed", "plus": True},
@@ -89,6 +92,8 @@ def write_run(folder: Path, *, plus: bool = False) -> Path:
         row.setdefault("result", "passed" if row["passed"] else "failed: ")
         if plus:
             row["plus_passed"] = verdict
+            if row["evidence_id"] == "p2":
+                row["plus_evidence_id"] = "x2"
     results = folder / "samples.jsonl_results.jsonl"
     results.write_text("".join(json.dumps(r) + "\n" for r in rows))
     store = folder / "samples.jsonl_evidence.jsonl"

@@ -100,9 +100,14 @@ def test_base_and_plus_side_by_side(made: tuple[dict[str, Any], str, Path], tmp_
         "pass@2": pytest.approx(2 / 3),
     }
     assert "base + plus" in page and "plus passed" in page
+    assert data["plus_caught_count"] == 1  # A's second sample: base passed, plus failed
+    (caught,) = data["plus_caught"]
+    assert (caught["task"], caught["kind"], caught["example"]) == ("A", "assertion", "f(x=-1)")
+    assert "Caught by the plus tests" in page and "f(x=-1)" in page
     base_only = collect(write_run(tmp_path), ks=[1, 2])  # the same run without plus verdicts
     assert base_only.plus_pass_at_k is None and all(p.plus_passed is None for p in base_only.problems)
     assert "base + plus" not in report._passk(base_only) and "plus" not in report._problems(base_only)
+    assert base_only.plus_caught is None and report._caught(base_only) == ""
 
 
 def test_what_a_candidate_wrote_is_text_in_the_page(made: tuple[dict[str, Any], str, Path]) -> None:

@@ -46,6 +46,7 @@ RUN_FIELDS = (
     "infra_errors",
     "rerun",
     "startup_s",
+    "ray",
 )
 
 PAGE = Template("""<!DOCTYPE html>
@@ -85,6 +86,7 @@ $kinds
 $time
 <h2>Per problem</h2>
 <div class="problems">$problems</div>
+$caught
 <h2>Failures</h2>
 <p class="note">One row per distinct failing candidate. The last column is the candidate's own text
 (its output or exception), shown as data.</p>
@@ -162,6 +164,20 @@ def _failures(data: ReportData) -> str:
     return "".join(out)
 
 
+def _caught(data: ReportData) -> str:
+    """Samples the base tests passed and the plus tests failed (only with plus verdicts)."""
+    if data.plus_caught is None:
+        return ""
+    head = ["task", "status", "kind", "test", "falsifying example", "message", "candidate's text"]
+    rows = ((c.task, c.status, c.kind, c.test, c.example, c.message, c.detail_untrusted) for c in data.plus_caught)
+    shown = len(data.plus_caught)
+    more = f" ({data.plus_caught_count - shown} more not shown)" if data.plus_caught_count > shown else ""
+    return (
+        f'<h2>Caught by the plus tests</h2><p class="note">{data.plus_caught_count} samples passed the base '
+        f"tests and failed the plus tests{_e(more)}.</p>" + table(head, rows)
+    )
+
+
 def _run(data: ReportData) -> str:
     shown = [(key, data.run[key]) for key in RUN_FIELDS if key in data.run]
     if not shown:
@@ -217,6 +233,7 @@ def render(data: ReportData) -> str:
         else '<p class="note">none</p>',
         time=_time(data),
         problems=_problems(data),
+        caught=_caught(data),
         failures=_failures(data),
     )
 

@@ -6,7 +6,8 @@ Every number here is recomputed from those files, so a report can be made long a
 (`verifier bench report`). The results file is read defensively: a line names its task by
 `task_id` (HumanEval) or `problem_id` (`bench io`); `passed` is its verdict; a "plus" verdict
 (stronger tests, `bench humaneval --plus`) is read from `plus_passed` or `plus.passed` when
-present, and a plus column shows only when some line has one. Text that came from the samples
+present (base + plus passes when both do), with the plus run's evidence at `plus_evidence_id`,
+and the plus columns show only when every line has one. Text that came from the samples
 or the candidates (task ids, exception messages, output) is carried as it is: the page escapes
 it (`verifier.bench.report`).
 """
@@ -62,6 +63,7 @@ class FailureRow(BaseModel):
     message: str
     detail_untrusted: str
     samples: int = Field(description="Samples of the run that are this job (identical candidates).")
+    example: str = Field("", description="The falsifying example Hypothesis found (trusted: written before the call).")
 
 
 class Latency(BaseModel):
@@ -84,6 +86,10 @@ class ReportData(BaseModel):
     problems: list[ProblemRow]
     pass_at_k: dict[str, float]
     plus_pass_at_k: dict[str, float] | None = None
+    plus_caught: list[FailureRow] | None = Field(
+        None, description="Samples that passed the base tests and failed the plus tests (the first ones)."
+    )
+    plus_caught_count: int = 0
     not_reported: dict[str, str] = Field(default_factory=dict, description="Why a requested k has no pass@k.")
     statuses: dict[str, int]
     failure_kinds: dict[str, int] = Field(description="Failing samples by the kind of their first failure.")
@@ -141,11 +147,12 @@ def task_of(row: dict[str, Any]) -> str:
 
 
 def plus_of(row: dict[str, Any]) -> bool | None:
-    """A line's plus verdict (base and stronger tests passed), or None when it has none."""
+    """A line's base + plus verdict (its base tests and the stronger ones passed), or None when
+    it has no plus verdict."""
     value = row.get("plus_passed")
     if value is None and isinstance(row.get("plus"), dict):
         value = row["plus"].get("passed")
-    return value if isinstance(value, bool) else None
+    return bool(row["passed"] and value) if isinstance(value, bool) else None
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:
@@ -234,17 +241,41 @@ def failures(rows: Sequence[dict[str, Any]], evidence: dict[str, Evidence]) -> t
         if ident in shown:
             shown[ident] = shown[ident].model_copy(update={"samples": shown[ident].samples + 1})
             continue
-        detail = first.detail_untrusted if first is not None else (ev.candidate_output_untrusted if ev else "")
-        shown[ident] = FailureRow(
-            task=task_of(row),
-            status=status,
-            kind=kind,
-            test="" if first is None else first.test_id,
-            message=ev.reason if first is None and ev is not None else (first.message if first else ""),
-            detail_untrusted=detail[:MAX_DETAIL_CHARS] or str(row.get("result", ""))[:MAX_DETAIL_CHARS],
-            samples=1,
-        )
+        shown[ident] = _failure_row(row, ev, status, kind)
     return list(shown.values()), kinds
+
+
+def _failure_row(row: dict[str, Any], ev: Evidence | None, status: str, kind: str) -> FailureRow:
+    """A failing sample's row: its first failure's test, trusted message and the candidate's
+    own text (else the evidence's reason and output, else the results line's `result`)."""
+    first = ev.failures[0] if ev is not None and ev.failures else None
+    if first is not None:
+        test, message, detail = first.test_id, first.message, first.detail_untrusted
+    elif ev is not None:
+        test, message, detail = "", ev.reason, ev.candidate_output_untrusted
+    else:
+        test, message, detail = "", "", ""
+    detail = detail or str(row.get("result", ""))
+    return FailureRow(
+        task=task_of(row),
+        status=status,
+        kind=kind,
+        test=test,
+        message=message,
+        detail_untrusted=detail[:MAX_DETAIL_CHARS],
+        samples=1,
+    )
+
+
+def _plus_row(row: dict[str, Any], store: dict[str, Evidence]) -> FailureRow:
+    """A sample the plus tests caught: its plus evidence's first failure and falsifying example."""
+    ev = store.get(str(row.get("plus_evidence_id")))
+    status = ev.status.value if ev is not None else str(row.get("plus_status", "failed"))
+    first = ev.failures[0] if ev is not None and ev.failures else None
+    out = _failure_row(row, ev, status, first.kind.value if first is not None else status)
+    example = (first.falsifying_example if first is not None else None) or ""
+    detail = out.detail_untrusted if ev is not None else ""  # not the base run's `result`
+    return out.model_copy(update={"example": example, "detail_untrusted": detail})
 
 
 def collect(
@@ -268,6 +299,7 @@ def collect(
     scores = pass_at_ks([task_of(r) for r in rows], [r["passed"] for r in rows], ks)
     has_plus = all(p.plus_passed is not None for p in problems)
     plus_scores = pass_at_ks([task_of(r) for r in rows], [bool(plus_of(r)) for r in rows], ks) if has_plus else None
+    caught = [_plus_row(r, store) for r in rows if r["passed"] and plus_of(r) is False] if has_plus else None
     statuses = Counter(str(r.get("status", "passed" if r["passed"] else "failed")) for r in rows)
     failing, kinds = failures(rows, store)
     return ReportData(
@@ -278,6 +310,8 @@ def collect(
         problems=problems,
         pass_at_k=scores.scores,
         plus_pass_at_k=None if plus_scores is None else plus_scores.scores,
+        plus_caught=None if caught is None else caught[:MAX_FAILURES_SHOWN],
+        plus_caught_count=0 if caught is None else len(caught),
         not_reported=scores.not_reported,
         statuses={s.value: statuses.get(s.value, 0) for s in Status} | dict(statuses),
         failure_kinds=dict(kinds.most_common()),
