@@ -4,8 +4,8 @@ afterwards (`verifier bench report`).
 
 `write_report` writes three files into a folder: `index.html` (inline CSS, the plots as SVG
 images in data: URLs, no script, no network: it opens from a file, an artifact store or a mail),
-`summary.png` (pass@k, pass rate per problem, status, latency: for a README) and `report.json`
-(the numbers the page shows, `ReportData`).
+`summary.png` (pass@k, pass rate per problem, status, failure kinds, latency: for a README) and
+`report.json` (the numbers the page shows, `ReportData`).
 
 Escaping: every value put into the page goes through `html.escape` (task ids, test ids, messages
 and the candidates' own text alike), and the page forbids scripts and every load but its own

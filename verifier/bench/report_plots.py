@@ -140,13 +140,15 @@ def headline(data: ReportData) -> str:
 
 
 def summary_png(data: ReportData) -> bytes:
-    """The README picture: pass@k in the title, pass rate per problem, status, latency."""
-    fig = _figure(12, 6.2)
+    """The README picture: pass@k in the title, pass rate per problem, status, what failed how,
+    latency."""
+    fig = _figure(13, 6.2)
     fig.suptitle(f"{data.samples} samples, {len(data.problems)} problems: {headline(data)}")
-    grid = fig.add_gridspec(2, 2)
+    grid = fig.add_gridspec(2, 3)
     problem_rates(fig.add_subplot(grid[0, :]), data)
     status_counts(fig.add_subplot(grid[1, 0]), data)
-    latency(fig.add_subplot(grid[1, 1]), data)
+    failure_kinds(fig.add_subplot(grid[1, 1]), data)
+    latency(fig.add_subplot(grid[1, 2]), data)
     out = io.BytesIO()
     fig.savefig(out, format="png", metadata={"Software": None})
     return out.getvalue()
