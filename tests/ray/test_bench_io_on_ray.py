@@ -1,6 +1,6 @@
 """`verifier bench io --ray ADDRESS`: the programs run on the warm pools of the session's real
 two-node Ray cluster (the harness's Ray seam, as `bench humaneval --ray`), with the verdicts a
-local run gives, and the run's report made from its files."""
+local run gives."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def test_bench_io_runs_on_the_clusters_nodes(ray_cluster: LocalRayCluster, sandb
     rows = [{"problem_id": "a+b", "program": PROGRAMS[name], "name": name} for name in names]
     samples = write_jsonl(tmp_path / "samples.jsonl", rows)
     args = ["bench", "io", str(samples), "--problems", str(problems), "--k", "1", "--ray", ray_cluster.address]
-    done = CliRunner().invoke(app, [*args, "--report", str(tmp_path / "report")])
+    done = CliRunner().invoke(app, args)
     assert done.exit_code == 0, done.output
     summary = json.loads(done.stdout[done.stdout.index("{") :])
     assert summary["ray"] == {"nodes": 2, "reruns": 0, "lost": []}
@@ -47,5 +47,3 @@ def test_bench_io_runs_on_the_clusters_nodes(ray_cluster: LocalRayCluster, sandb
     assert [r["status"] for r in results] == ["passed", "failed", "error", "passed"]
     store = [Evidence.model_validate_json(x) for x in Path(f"{samples}_evidence.jsonl").read_text().splitlines()]
     assert len(store) == 3 and all(ev.node is not None and "@ray:" in ev.node for ev in store)
-    report = json.loads((tmp_path / "report" / "report.json").read_text())
-    assert report["run"]["ray"]["nodes"] == 2 and report["jobs"] == 3
