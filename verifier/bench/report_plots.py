@@ -74,12 +74,18 @@ def latency(ax: Axes, data: ReportData) -> None:
         ax.text(0.5, 0.5, "no evidence store", ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
         return
-    ax.hist(lat.values, bins=min(40, max(5, len(lat.values) // 4)), color=BASE_COLOR)
+    bins = min(40, max(5, len(lat.values) // 4))
+    low, high = min(lat.values), max(lat.values)
+    if low > 0 and high / low > 20:  # a long tail (loops that run to their limit): log-spaced bins
+        ax.set_xscale("log")
+        ax.hist(lat.values, bins=[low * (high / low) ** (i / bins) for i in range(bins + 1)], color=BASE_COLOR)
+    else:
+        ax.hist(lat.values, bins=bins, color=BASE_COLOR)
     for value, name, style in ((lat.median, "median", "-"), (lat.p90, "p90", "--")):
         if value is not None:
             ax.axvline(value, color="black", linestyle=style, linewidth=1, label=f"{name} {value:.2f} s")
     ax.legend(frameon=False)
-    ax.set_xlabel("seconds per job (total)")
+    ax.set_xlabel("seconds per job (total)" + (", log scale" if ax.get_xscale() == "log" else ""))
     ax.set_ylabel("jobs")
     ax.set_title(f"Latency ({len(lat.values)} jobs)")
 
