@@ -6,6 +6,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 source scripts/env.sh
 bash scripts/ensure-docker.sh
+# The bench report's browser test opens the page in headless Chromium (the distribution's).
+bash scripts/ensure-chromium.sh
 verifier image build
 echo "== ruff"
 ruff check verifier tests examples bench

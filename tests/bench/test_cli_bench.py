@@ -141,6 +141,8 @@ def counting(jobs: list[SandboxJob]) -> Callable[[SandboxJob], RawRun]:
         (["--limit-from-canonical", "0"], "--limit-from-canonical must be more than 0"),
         (["--workers", "2", "--n_workers", "2"], "--n_workers is --workers under the reference's name"),
         (["--timeout", "0"], "--timeout must be more than 0 seconds"),
+        (["--report", "PROBLEMS"], "exists and is not a folder"),
+        (["--ray", "auto", "--policy", "cold"], "--ray runs warm pools on the nodes"),
     ],
 )
 def test_every_input_is_checked_before_a_sandbox_starts(
@@ -242,3 +244,28 @@ def test_limits_from_the_canonical_solutions(
     cached = bench(str(path), "--limit-from-canonical", "4")  # EvalPlus's 4 s minimum: new limits, same cache
     assert summary(cached.stdout)["limits_from_canonical"]["measured"] == 0
     assert {header(j)["config"]["call_timeout_s"] for j in jobs[-2:]} == {4.0}
+
+
+def test_the_report_option_makes_the_page_from_the_runs_files(tmp_path: Path, fake_sandbox: Any) -> None:
+    def judged(job: SandboxJob) -> RawRun:
+        _header, candidate, _suite = read_job(io.BytesIO(job.stdin))  # type: ignore[misc]
+        if not any(b"WRONG" in text for text in candidate.values()):
+            return answer(job)
+        record = FailureRecord(test_id="test_check", kind="assertion", summary="an assertion failed")
+        return answer(job, counts=JobCounts(expected=1, failed=1), failures=[record])
+
+    fake_sandbox(judged)
+    path = samples(tmp_path, {"HumanEval/0": 2, "HumanEval/1": 2})
+    lines = path.read_text().splitlines()
+    lines[1] = json.dumps({"task_id": "HumanEval/0", "completion": "    return WRONG\n"})
+    path.write_text("\n".join(lines) + "\n")
+    done = bench(str(path), "--k", "1,2", "--report", str(tmp_path / "report"))
+    assert done.exit_code == 0, done.output
+    assert f"report: {tmp_path / 'report' / 'index.html'}" in " ".join(done.stderr.split())
+    data = json.loads((tmp_path / "report" / "report.json").read_text())
+    out = summary(done.stdout)
+    assert data["samples"] == 4 and data["jobs"] == out["distinct"] == 3
+    assert data["pass_at_k"] == {"pass@1": out["pass@1"], "pass@2": out["pass@2"]}
+    assert data["statuses"]["failed"] == 1 and data["failure_kinds"] == {"assertion": 1}
+    assert data["run"]["wall_s"] == out["wall_s"] and len(data["latency"]["values"]) == 3
+    assert (tmp_path / "report" / "summary.png").is_file() and (tmp_path / "report" / "index.html").is_file()

@@ -48,14 +48,16 @@ def test_coverage_against_the_problem_file() -> None:
 def test_cli_matches_the_reference_format(sandbox_image: str, tmp_path: Path) -> None:
     """Canonical solutions pass, including problems whose check uses prompt helpers (32: poly)
     or calls the function by name (33); a wrong completion fails; the output has the
-    reference's fields."""
+    reference's fields; --report makes the run's page from its real evidence."""
     tasks = ["HumanEval/0", "HumanEval/32", "HumanEval/33", "HumanEval/53"]
     lines = [{"task_id": t, "completion": PROBLEMS[t].line["canonical_solution"]} for t in tasks]
     lines.append({"task_id": "HumanEval/0", "completion": "    return True\n"})
     samples = tmp_path / "samples.jsonl"
     samples.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    report = tmp_path / "report"
+    command = ["bench", "humaneval", str(samples), "--workers", "2", "--report", str(report)]
     done = subprocess.run(
-        [sys.executable, "-m", "verifier", "bench", "humaneval", str(samples), "--workers", "2"],
+        [sys.executable, "-m", "verifier", *command],
         capture_output=True,
         text=True,
         timeout=300,
@@ -65,6 +67,10 @@ def test_cli_matches_the_reference_format(sandbox_image: str, tmp_path: Path) ->
     assert [r["passed"] for r in rows] == [True, True, True, True, False]
     assert rows[-1]["result"].startswith("failed: ") and rows[0]["result"] == "passed"
     assert all({"task_id", "completion", "result", "passed", "evidence_id", "status"} <= set(r) for r in rows)
+    data = json.loads((report / "report.json").read_text())  # --report: the page of the run's real evidence
+    assert data["jobs"] == 5 and data["failure_kinds"] == {"assertion": 1} and data["missing_evidence"] == 0
+    assert all(v > 0 for v in data["latency"]["values"]) and data["time_s"]["tests_s"] > 0
+    assert (report / "index.html").is_file() and (report / "summary.png").is_file()
 
 
 def test_cli_rejects_bad_samples(tmp_path: Path) -> None:

@@ -89,7 +89,8 @@ def test_help_lists_the_allowed_values_and_no_bool_metavar() -> None:
     helps = {
         ("check",): ["<runc|gvisor>", "charged seconds"],
         ("bench", "humaneval"): ["<reuse|fresh|cold>", "<runc|gvisor>"],
-        ("bench", "io"): ["<reuse|fresh|cold>"],
+        ("bench", "io"): ["<reuse|fresh|cold>", "--ray", "--report"],
+        ("bench", "report"): ["RESULTS DIR", "--summary"],
         ("review",): ["<head|base>", "markdown|json|junit|sarif"],
         ("image", "build"): ["<auto|debootstrap|registry>"],
         ("image", "info"): ["<auto|debootstrap|registry>"],

@@ -179,6 +179,12 @@ def test_pass_at_k_status_counts_and_results_file(tmp_path: Path, fake_sandbox: 
     assert [r["status"] for r in results] == ["passed", "failed", "error", "passed"]
     assert results[0]["model"] == "m1" and results[1]["first_failure"] == "case 1: s"
     assert (results[1]["cases_passed"], results[1]["cases"]) == (1, 2)
+    report = bench(str(samples), "--problems", str(problems), "--k", "1,2", "--report", str(tmp_path / "r"))
+    assert report.exit_code == 0, report.output  # served from the store, then the report of its files
+    data = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert data["bench"] == "io" and data["pass_at_k"] == {"pass@1": 0.5, "pass@2": 1.0}
+    assert data["failure_kinds"] == {"wrong_answer": 1, "runtime_error": 1} and data["jobs"] == 4
+    assert [p["task"] for p in data["problems"]] == ["a+b", "b"] and (tmp_path / "r" / "index.html").is_file()
 
 
 def test_bad_input_exits_2_with_one_line(tmp_path: Path, fake_sandbox: Any) -> None:
@@ -191,6 +197,8 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, fake_sandbox: Any) -> N
         ([str(samples), "--problems", str(write_jsonl(tmp_path / "bad.jsonl", [{"problem_id": "x"}]))], "bad.jsonl:1"),
         ([str(samples), "--problems", str(problems), "--policy", "warm"], "--policy"),
         ([str(samples), "--problems", str(problems), "--k", "0"], "--k must be positive"),
+        ([str(samples), "--problems", str(problems), "--report", str(problems)], "--report: "),
+        ([str(samples), "--problems", str(problems), "--ray", "auto", "--policy", "cold"], "--policy cold"),
     ):
         done = bench(*args)
         assert done.exit_code == 2 and error in done.stderr and "Traceback" not in done.output, (args, done.output)

@@ -4,7 +4,8 @@ EvalPlus or MBPP problems, `datasets`; needs the bench extra, `pip install
 (`evaluate_functional_correctness`, loaded on first use) and `io` (programs on stdin/stdout; no
 extra). What they share is `harness` (jobs, the run policy's verifier, the summary), `store` (the
 evidence store that makes a run resumable), `calibrate` (per-problem limits from the canonical
-solutions) and `passk`. The `verifier bench` commands are thin shells over these; the top-level
+solutions) and `passk`; `report` makes a run's report (an HTML page and a PNG; matplotlib, the
+bench extra) from the files the run wrote. The `verifier bench` commands are thin shells over these; the top-level
 `bench/` folder holds the measurement scripts (speed and memory against the baselines, with
 their result files), which use this library. The core never imports this package."""
 

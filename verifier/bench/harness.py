@@ -21,6 +21,7 @@ from verifier.verify import Verifier
 
 if TYPE_CHECKING:
     from verifier.bench.store import EvidenceStore
+    from verifier.cluster.backend import RayBackend
 
 #: Jobs a warm container serves before it is replaced. A sample's job is small: a new container
 #: costs about a third of a second of CPU, 2 ms a sample at the library's default of 200.
@@ -73,6 +74,23 @@ def bench_verifier(
         verifier = Verifier.with_policy(policy, pool, limits=limits, image=image)
     with verifier:
         yield verifier
+
+
+def cluster_of(verifier: Verifier, ray: str | None) -> RayBackend | None:
+    """The Ray backend of a `bench_verifier` made with `ray` (its nodes, slots and stats), or
+    None for a verifier on this machine."""
+    if ray is None:
+        return None
+    from verifier.cluster.backend import RayBackend
+
+    made = verifier.backend_if_made
+    return made if isinstance(made, RayBackend) else None
+
+
+def cluster_summary(cluster: RayBackend) -> dict[str, Any]:
+    """What a bench summary says about the Ray cluster it ran on."""
+    stats = cluster.stats()
+    return {"nodes": len(stats.nodes), "reruns": stats.reruns, "lost": [n.name for n in stats.lost]}
 
 
 @dataclass(frozen=True)

