@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 import uuid
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from deepagents.backends.protocol import ExecuteResponse, FileDownloadResponse, FileUploadResponse
@@ -48,14 +50,19 @@ from verifier.agents.sandbox_files import (
     upload_stream,
 )
 from verifier.agents.sandbox_limits import FLOOD_FACTOR, AgentSandboxLimits
+from verifier.errors import InvalidInput
 from verifier.hashing import SKIP_DIRS
 from verifier.inputs import MAX_TREE_BYTES, MAX_TREE_FILES
 from verifier.limits import MiB
+from verifier.sandbox import environment
 from verifier.sandbox.backend import SandboxJob
 from verifier.sandbox.container import EngineError, connect, image_id, launch, remove, translated
+from verifier.sandbox.docker_engine import DockerBackend
 from verifier.sandbox.gc import owner_labels
 from verifier.sandbox.hardening import container_kwargs
 from verifier.sandbox.image import image_tag
+from verifier.sandbox.requirements import parse_lines
+from verifier.suite import load_suite
 from verifier.text import one_line
 
 WORKSPACE = "/workspace"
@@ -102,6 +109,24 @@ def _release(api: Any, name: str, stdin: Any) -> None:
     remove(api, name)
 
 
+def environment_image(
+    client: Any, image: str | None, requirements: Sequence[str] | None, suite: str | os.PathLike[str] | None
+) -> str | None:
+    """The image an agent's sandbox starts on: `image` (None: the sandbox image), or the
+    environment image of `requirements` / `suite` built on it (`verifier.sandbox.environment`)."""
+    if requirements is None and suite is None:
+        return image
+    if requirements is not None and suite is not None:
+        raise InvalidInput("DockerSandbox: pass requirements or suite, not both")
+    if suite is not None:
+        spec = load_suite(Path(suite)).requirements
+    else:
+        spec = parse_lines(list(requirements or []), "requirements")
+    if not spec.requirements:
+        return image
+    return environment.ensure(DockerBackend(client), spec, image or image_tag()).tag
+
+
 class DockerSandbox(BaseSandbox):  # type: ignore[misc]
     """A Deep Agents sandbox backend on one hardened container, for one agent session.
 
@@ -114,6 +139,11 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
     Args:
         image: the image to run; the verifier's sandbox image for this recipe by default
             (`verifier image build` makes it).
+        requirements: packages from the index (suite.toml's form, e.g. ``["numpy>=2,<3"]``): the
+            session runs on their environment image (found or built on `image`), the one the
+            grader uses for a suite declaring the same lines.
+        suite: a suite folder: the session runs on that suite's environment (its `requirements`
+            or requirements.txt). Not both with `requirements`.
         limits: what the session may use (`AgentSandboxLimits()` by default).
         client: a Docker client; one for the local engine by default (closed with the sandbox).
         shell: the shell that runs commands.
@@ -121,6 +151,7 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
     Raises:
         ImageNotFound: the image is not built.
         SandboxUnavailable: the engine did not answer or the container did not start.
+        InvalidInput: a requirement is refused or cannot be resolved (names the line).
     """
 
     def __init__(
@@ -130,6 +161,8 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         limits: AgentSandboxLimits | None = None,
         client: Any = None,
         shell: str = "/bin/bash",
+        requirements: Sequence[str] | None = None,
+        suite: str | os.PathLike[str] | None = None,
     ) -> None:
         self.limits = limits or AgentSandboxLimits()
         self.shell = shell
@@ -138,7 +171,7 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         self._client = client if client is not None else connect()
         self.name = f"verifier-agent-{uuid.uuid4().hex[:12]}"
         try:
-            self.container_id = self._start(image)
+            self.container_id = self._start(environment_image(self._client, image, requirements, suite))
         except BaseException:
             if self._own_client:
                 self._client.close()

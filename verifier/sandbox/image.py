@@ -147,7 +147,7 @@ def build(
     tag = image_tag(kind)
     if not force and find_image(client, kind) is not None:
         return tag, False  # up to date: an image with this recipe digest exists
-    with _build_lock():
+    with build_lock():
         # Another process (a second test worker, a second command) may have built it while we
         # waited: building it again would move the tag to a new image id under a running pool,
         # and evidence names the image id.
@@ -157,7 +157,7 @@ def build(
 
 
 @contextlib.contextmanager
-def _build_lock() -> Iterator[None]:
+def build_lock() -> Iterator[None]:
     """One image build at a time on this machine (a blocking `flock`, released by the kernel
     if this process dies)."""
     path = Path(tempfile.gettempdir()) / BUILD_LOCK
