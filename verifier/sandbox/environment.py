@@ -220,6 +220,9 @@ def _dockerfile(base_id: str, pip_wheel: str, install: bool) -> str:
             " && rm -rf /tmp/envbuild",
             "USER 2000:2000",
         ]
+    # Native math libraries start a thread per CPU of the host at import: one each, under the
+    # sandbox's process limit (and the CPU quota it would not get anyway).
+    lines.append("ENV OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMEXPR_MAX_THREADS=1")
     return "\n".join(lines) + "\n"
 
 
