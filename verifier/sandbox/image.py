@@ -33,7 +33,7 @@ from verifier.sandbox.container import Client, inspect_image, remove_image, tran
 IMAGE_REPO = "verifier-sandbox"
 BASE_REPO = "verifier-base"
 LABEL_RECIPE = "org.verifier.recipe-digest"
-#: On an image built FROM a sandbox image (a review environment): that sandbox image's id. Such
+#: On an image built FROM a sandbox image (an environment image, sandbox/environment.py): that sandbox image's id. Such
 #: an image is superseded with its base, and pruned with it.
 LABEL_BUILT_ON = "org.verifier.review.base-image"
 REGISTRY_BASE = "python:3.11-slim-bookworm"
@@ -243,7 +243,7 @@ def _prune_superseded(
     base_repo: str = BASE_REPO,
 ) -> None:
     """Remove the sandbox images of older recipes (`repo` tags other than `keep`), the images
-    built on them (review environments) and, when `keep` was built on a base of ours
+    built on them (environment images) and, when `keep` was built on a base of ours
     (`base_repo`, debootstrapped), that repository's other bases; nothing is left behind.
     Images in use stay.
 

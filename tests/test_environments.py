@@ -1,0 +1,84 @@
+"""A suite's packages on the real engine (issue 24): the dataframe example verifies through the
+CLI, its environment is built once and then found, the evidence names it, and two suites with
+different requirements never share a warm sandbox. One environment image (numpy + pandas, the
+example's) serves every test here and tests/adversarial/test_scidata.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from verifier import Limits, PoolConfig, Status, Verifier
+from verifier.sandbox.docker_engine import DockerBackend
+from verifier.sandbox.environment import ensure, env_tag
+from verifier.suite import load_suite
+
+pytestmark = pytest.mark.docker
+
+EXAMPLE = ROOT / "examples" / "dataframes"
+SUITE = EXAMPLE / "suite"
+LIMITS = Limits(timeout_s=120)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "verifier", *args], capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def environment_id(sandbox_image: str) -> str:
+    """The example's environment, prepared as a user would (`verifier image build --suite`)."""
+    done = _cli("image", "build", "--suite", str(SUITE))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "verifier-env:" in done.stdout
+    with DockerBackend() as backend:
+        env = ensure(backend, load_suite(SUITE).requirements, sandbox_image)
+    assert not env.built  # the command above made it
+    return env.image_id
+
+
+def test_the_example_through_the_cli_and_a_second_run_builds_nothing(environment_id: str, sandbox_image: str) -> None:
+    good = _cli("check", str(EXAMPLE / "good.py"), "--suite", str(SUITE), "--json")
+    assert good.returncode == 0, (good.stdout[-3000:], good.stderr[-2000:])
+    evidence = json.loads(good.stdout)
+    assert evidence["ok"] is True and evidence["counts"]["passed"] == 4
+    assert evidence["image_id"] == environment_id == evidence["environment"]["image_id"]
+    assert evidence["environment"]["requirements"] == ["numpy>=2,<3", "pandas==2.*"]
+    assert any(p.startswith("pandas==2.") for p in evidence["environment"]["packages"])
+    wrong = _cli("check", str(EXAMPLE / "wrong" / "mutates_input.py"), "--suite", str(SUITE), "--json")
+    assert wrong.returncode == 1, wrong.stderr[-2000:]
+    failed = json.loads(wrong.stdout)
+    assert [f["test_id"].rpartition("::")[2] for f in failed["failures"]] == ["test_the_input_frame_is_not_changed"]
+    # Found, not built: the same image, whatever process asks.
+    with DockerBackend() as backend:
+        again = ensure(backend, load_suite(SUITE).requirements, sandbox_image)
+    assert (again.built, again.image_id, again.tag) == (False, environment_id, env_tag(again.digest))
+    assert "numpy" in again.modules and "pandas" in again.modules
+
+
+def test_two_suites_with_different_requirements_never_share_a_warm_sandbox(
+    environment_id: str, sandbox_image: str, tmp_path: Path
+) -> None:
+    """One reuse pool of size 1, jobs alternating between a suite with numpy/pandas and one
+    without: each runs on its own image, and the one without never finds pandas (it would, in
+    a container the other's jobs had used)."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "test_plain.py").write_text(
+        "import importlib.util\nfrom solution import f\n\n"
+        "def test_no_pandas_here():\n    assert importlib.util.find_spec('pandas') is None\n    assert f() == 1\n"
+    )
+    candidate = "def f():\n    return 1\n"
+    with Verifier.pooled(PoolConfig(policy="reuse", size=1), image=sandbox_image, limits=LIMITS) as v:
+        runs = [v.check(path, suite) for path, suite in [(EXAMPLE / "good.py", SUITE), (candidate, plain)] * 2]
+        pools = v.backend.pool_of(sandbox_image), v.backend.pool_of(env_tag(runs[0].environment.digest))  # type: ignore[attr-defined,union-attr]
+    assert [e.status for e in runs] == [Status.PASSED] * 4, [(e.status, e.reason) for e in runs]
+    assert [e.image_id == environment_id for e in runs] == [True, False, True, False]
+    assert {e.isolation for e in runs} == {"reuse"}
+    assert runs[1].environment is None and runs[0].environment is not None
+    assert pools[0] is not pools[1] and pools[0].stats.started >= 1 and pools[1].stats.started >= 1
+    assert pools[0].stats.cold_fallbacks == pools[1].stats.cold_fallbacks == 0  # both ran warm
