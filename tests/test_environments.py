@@ -60,25 +60,39 @@ def test_the_example_through_the_cli_and_a_second_run_builds_nothing(environment
     assert "numpy" in again.modules and "pandas" in again.modules
 
 
+def _suite(root: Path, test: str, toml: str = "") -> Path:
+    root.mkdir()
+    (root / "test_it.py").write_text(test)
+    if toml:
+        (root / "suite.toml").write_text(toml)
+    return root
+
+
 def test_two_suites_with_different_requirements_never_share_a_warm_sandbox(
     environment_id: str, sandbox_image: str, tmp_path: Path
 ) -> None:
-    """One reuse pool of size 1, jobs alternating between a suite with numpy/pandas and one
-    without: each runs on its own image, and the one without never finds pandas (it would, in
-    a container the other's jobs had used)."""
-    plain = tmp_path / "plain"
-    plain.mkdir()
-    (plain / "test_plain.py").write_text(
-        "import importlib.util\nfrom solution import f\n\n"
-        "def test_no_pandas_here():\n    assert importlib.util.find_spec('pandas') is None\n    assert f() == 1\n"
+    """One reuse pool of size 1, jobs alternating between a suite with numpy/pandas (the
+    example's requirements, so its image) and one without: each runs in its own image's pool,
+    and the one without never finds pandas (it would, in a container the other's jobs had used)."""
+    packages = _suite(
+        tmp_path / "packages",
+        "import pandas as pd\nfrom solution import f\n\n"
+        "def test_frame():\n    pd.testing.assert_frame_equal(f(), pd.DataFrame({'a': [1]}))\n",
+        'requirements = ["numpy>=2,<3", "pandas==2.*"]\n',
     )
-    candidate = "def f():\n    return 1\n"
+    plain = _suite(
+        tmp_path / "plain",
+        "import importlib.util\nfrom solution import f\n\n"
+        "def test_no_pandas_here():\n    assert importlib.util.find_spec('pandas') is None\n    assert f() == 1\n",
+    )
+    with_frame = "import pandas as pd\n\ndef f():\n    return pd.DataFrame({'a': [1]})\n"
     with Verifier.pooled(PoolConfig(policy="reuse", size=1), image=sandbox_image, limits=LIMITS) as v:
-        runs = [v.check(path, suite) for path, suite in [(EXAMPLE / "good.py", SUITE), (candidate, plain)] * 2]
-        pools = v.backend.pool_of(sandbox_image), v.backend.pool_of(env_tag(runs[0].environment.digest))  # type: ignore[attr-defined,union-attr]
+        runs = [v.check(c, s) for c, s in [(with_frame, packages), ("def f():\n    return 1\n", plain)] * 2]
+        assert runs[0].environment is not None
+        pools = v.backend.pool_of(sandbox_image), v.backend.pool_of(env_tag(runs[0].environment.digest))  # type: ignore[attr-defined]
     assert [e.status for e in runs] == [Status.PASSED] * 4, [(e.status, e.reason) for e in runs]
     assert [e.image_id == environment_id for e in runs] == [True, False, True, False]
     assert {e.isolation for e in runs} == {"reuse"}
-    assert runs[1].environment is None and runs[0].environment is not None
+    assert runs[1].environment is None
     assert pools[0] is not pools[1] and pools[0].stats.started >= 1 and pools[1].stats.started >= 1
     assert pools[0].stats.cold_fallbacks == pools[1].stats.cold_fallbacks == 0  # both ran warm
