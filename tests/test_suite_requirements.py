@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -143,3 +144,16 @@ def test_image_build_refuses_a_bad_suite_before_any_engine(tmp_path: Path) -> No
     result = CliRunner().invoke(app, ["image", "build", "--suite", str(_suite(tmp_path, requirements="-i http://x\n"))])
     assert result.exit_code == 2
     assert "requirements.txt:1" in result.output and "--index-url" not in result.output
+
+
+def test_the_agent_sandbox_picks_its_image_from_requirements_or_a_suite(tmp_path: Path) -> None:
+    from verifier.agents.docker_sandbox import environment_image
+
+    no_engine: Any = object()  # nothing here may reach an engine
+    assert environment_image(no_engine, "img", None, None) == "img"
+    assert environment_image(no_engine, "img", [], None) == "img"
+    assert environment_image(no_engine, None, None, _suite(tmp_path / "plain")) is None
+    with pytest.raises(InvalidInput, match="not both"):
+        environment_image(no_engine, None, ["numpy"], _suite(tmp_path / "np", requirements="numpy\n"))
+    with pytest.raises(InvalidInput, match="direct reference"):
+        environment_image(no_engine, None, ["numpy @ https://example.invalid/numpy.whl"], None)
