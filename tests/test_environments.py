@@ -6,6 +6,7 @@ example's) serves every test here and tests/adversarial/test_scidata.py."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -41,7 +42,9 @@ def environment_id(sandbox_image: str) -> str:
     return env.image_id
 
 
-def test_the_example_through_the_cli_and_a_second_run_builds_nothing(environment_id: str, sandbox_image: str) -> None:
+def test_the_example_through_the_cli_and_a_second_run_builds_nothing(
+    environment_id: str, sandbox_image: str, tmp_path: Path
+) -> None:
     good = _cli("check", str(EXAMPLE / "good.py"), "--suite", str(SUITE), "--json")
     assert good.returncode == 0, (good.stdout[-3000:], good.stderr[-2000:])
     evidence = json.loads(good.stdout)
@@ -49,7 +52,12 @@ def test_the_example_through_the_cli_and_a_second_run_builds_nothing(environment
     assert evidence["image_id"] == environment_id == evidence["environment"]["image_id"]
     assert evidence["environment"]["requirements"] == ["numpy>=2,<3", "pandas==2.*"]
     assert any(p.startswith("pandas==2.") for p in evidence["environment"]["packages"])
-    wrong = _cli("check", str(EXAMPLE / "wrong" / "mutates_input.py"), "--suite", str(SUITE), "--json")
+    quick = tmp_path / "suite"  # the same suite, fewer examples: the first non-empty frame shows the change
+    shutil.copytree(SUITE, quick)
+    toml = (quick / "suite.toml").read_text()
+    assert "max_examples = 25" in toml
+    (quick / "suite.toml").write_text(toml.replace("max_examples = 25", "max_examples = 5"))
+    wrong = _cli("check", str(EXAMPLE / "wrong" / "mutates_input.py"), "--suite", str(quick), "--json")
     assert wrong.returncode == 1, wrong.stderr[-2000:]
     failed = json.loads(wrong.stdout)
     assert [f["test_id"].rpartition("::")[2] for f in failed["failures"]] == ["test_the_input_frame_is_not_changed"]
