@@ -104,3 +104,14 @@ def test_two_suites_with_different_requirements_never_share_a_warm_sandbox(
     assert runs[1].environment is None
     assert pools[0] is not pools[1] and pools[0].stats.started >= 1 and pools[1].stats.started >= 1
     assert pools[0].stats.cold_fallbacks == pools[1].stats.cold_fallbacks == 0  # both ran warm
+
+
+def test_the_agents_sandbox_runs_on_the_suites_environment(environment_id: str) -> None:
+    """`DockerSandbox(suite=...)`: the working agent runs its code against the grader's packages."""
+    from verifier.agents import DockerSandbox
+
+    with DockerSandbox(suite=SUITE) as sandbox:
+        done = sandbox.execute("python3 -c 'import numpy, pandas; print(pandas.__version__, numpy.__version__)'")
+    assert done.exit_code == 0, done.output
+    pandas_version, numpy_version = done.output.split()
+    assert pandas_version.startswith("2.") and numpy_version.startswith("2.")  # the suite's pins, not none
