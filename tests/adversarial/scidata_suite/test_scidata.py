@@ -24,20 +24,25 @@ def test_mutation_comes_back():
 
 
 def test_forged_shape():
+    """A reply claiming a million floats with 8 bytes of data: refused before any allocation."""
     solution.forged_shape()
 
 
 def test_object_array_carrying_a_handle():
+    """An object array whose element is a forged reference: elements must be plain data."""
     solution.object_array_with_handle()
 
 
 def test_huge_shape():
+    """A dimension of 2**50 (the bytes match: zero elements): refused by the shape bound."""
     solution.huge_shape()
 
 
 def test_forged_dtype():
+    """A structured dtype text, which numpy would parse: refused by the dtype pattern."""
     solution.forged_dtype()
 
 
 def test_subclass_with_forged_eq():
+    """An ndarray subclass whose __eq__ says True: not data, a handle, whose == is refused."""
     assert solution.lying_subclass() == np.array([9, 9, 9])
