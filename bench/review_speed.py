@@ -46,10 +46,10 @@ sys.path.insert(0, str(ROOT / "examples" / "review"))
 import make_repo as example  # type: ignore[import-not-found]  # noqa: E402
 
 from verifier.review import ReviewRequest, review  # noqa: E402
-from verifier.review.environment import sandbox_pins  # noqa: E402
 from verifier.review.gitread import write_files  # noqa: E402
 from verifier.review.service import plan_trees, read_trees  # noqa: E402
 from verifier.sandbox.docker_engine import connect  # noqa: E402
+from verifier.sandbox.environment import sandbox_pins  # noqa: E402
 from verifier.sandbox.image import build  # noqa: E402
 
 GENERATED_TESTS = 600

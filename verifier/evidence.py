@@ -218,6 +218,17 @@ class HypothesisSettings(BaseModel):
     database: Literal[None] = None
 
 
+class EnvironmentInfo(BaseModel):
+    """The environment image a suite's `requirements` made (built on the sandbox image)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    digest: str = Field(description="sha256 of the requirement lines, the sandbox's pins and the sandbox image id.")
+    image_id: str = Field(description="The environment image's id.")
+    requirements: list[str] = Field(description="The suite's requirement lines, sorted.")
+    packages: list[str] = Field([], description="Every package installed for them, as name==version.")
+
+
 class Evidence(BaseModel):
     """Structured, content-bound result of verifying one candidate against one suite."""
 
@@ -243,6 +254,9 @@ class Evidence(BaseModel):
     candidate_kind: Literal["file", "tree"] = Field("file", description="A single file, or a folder of modules.")
     suite_sha256: str = Field(description="The suite folder's tree digest (as for a candidate folder).")
     image_id: str = Field(description="Docker image id the run used ('' when none was reached).")
+    environment: EnvironmentInfo | None = Field(
+        None, description="The suite's packages (suite.toml requirements): the environment image the run used."
+    )
     counts: Counts = Counts()
     failures: list[Failure] = []
     limits: Limits

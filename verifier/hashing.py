@@ -52,15 +52,23 @@ def canonical_json(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
-def evidence_id(*, candidate_sha256: str, suite_sha256: str, image_id: str, limits: Mapping[str, Any]) -> str:
-    """The identity of one verification: same inputs, same id (and, by design, same verdict)."""
-    return sha256_bytes(
-        canonical_json(
-            {
-                "candidate_sha256": candidate_sha256,
-                "suite_sha256": suite_sha256,
-                "image_id": image_id,
-                "limits": dict(limits),
-            }
-        )
-    )
+def evidence_id(
+    *,
+    candidate_sha256: str,
+    suite_sha256: str,
+    image_id: str,
+    limits: Mapping[str, Any],
+    environment: Mapping[str, Any] | None = None,
+) -> str:
+    """The identity of one verification: same inputs, same id (and, by design, same verdict).
+    `environment` (a suite's packages: digest, image id, requirement lines) is part of it when
+    the suite declares any; without it the id is what it always was."""
+    what: dict[str, Any] = {
+        "candidate_sha256": candidate_sha256,
+        "suite_sha256": suite_sha256,
+        "image_id": image_id,
+        "limits": dict(limits),
+    }
+    if environment is not None:
+        what["environment"] = dict(environment)
+    return sha256_bytes(canonical_json(what))

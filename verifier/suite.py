@@ -32,9 +32,12 @@ from verifier.runner.protocol import (
 )
 from verifier.runner.suite_files import is_test_file
 from verifier.runner.trees import reserved, shown, tree_problem
+from verifier.sandbox.requirements import DependencyError, DependencySpec, check_requirement, parse_lines
 
 MAX_SUITE_BYTES = 8 * 1024**2
 MANIFEST = "suite.toml"
+#: A suite folder's requirements file (instead of `requirements` in suite.toml, never both).
+REQUIREMENTS_FILE = "requirements.txt"
 
 
 class HypothesisManifest(BaseModel):
@@ -130,6 +133,12 @@ class Manifest(BaseModel):
     program: ProgramManifest | None = Field(
         None, description='Cases, comparison and per-case limits (kind = "program").'
     )
+    requirements: list[str] | None = Field(
+        None,
+        description="Packages from the index the tests and the candidate use (e.g. ['numpy>=2,<3']), installed "
+        "read-only in an environment image built on the sandbox image (wheels only; no URL, path or pip option). "
+        "Or a requirements.txt in the suite folder, not both.",
+    )
 
     @model_validator(mode="after")
     def _shared_only_direct(self) -> Manifest:
@@ -160,6 +169,16 @@ class Manifest(BaseModel):
             if not all(part.isidentifier() for part in name.split(".")):
                 raise ValueError(f"{name!r} is not a module name")
             _not_reserved(name)
+        return value
+
+    @field_validator("requirements")
+    @classmethod
+    def _index_names(cls, value: list[str] | None) -> list[str] | None:
+        for number, line in enumerate(value or [], 1):
+            try:
+                check_requirement(line, f"requirements[{number}]")
+            except DependencyError as exc:
+                raise ValueError(str(exc)) from None
         return value
 
     @field_validator("limits")
@@ -258,6 +277,12 @@ class Suite:
         return self.manifest.program
 
     @property
+    def requirements(self) -> DependencySpec:
+        """The packages the suite declares (suite.toml `requirements` or requirements.txt), each
+        line checked. Raises DependencyError (an InvalidInput) naming a refused line."""
+        return suite_requirements(self.files, self.manifest)
+
+    @property
     def uses_hypothesis(self) -> bool:
         if self.kind == "program":
             return False
@@ -283,6 +308,23 @@ class Suite:
                 "trusted side: lower it or raise [limits] memory_bytes"
             )
         return limits
+
+
+def suite_requirements(files: Mapping[str, bytes], manifest: Manifest) -> DependencySpec:
+    """What `files` with `manifest` declare: suite.toml `requirements` or requirements.txt, not both."""
+    text = files.get(REQUIREMENTS_FILE)
+    if text is not None and manifest.requirements is not None:
+        raise DependencyError(f"the suite has both {MANIFEST} requirements and {REQUIREMENTS_FILE}: keep one")
+    if text is not None:
+        try:
+            lines = text.decode("utf-8").splitlines()
+        except UnicodeDecodeError:
+            raise DependencyError(f"{REQUIREMENTS_FILE} is not UTF-8") from None
+        return parse_lines(lines, REQUIREMENTS_FILE)
+    if manifest.requirements:
+        spec = parse_lines(manifest.requirements, f"{MANIFEST} requirements")
+        return DependencySpec(spec.requirements, (f"{MANIFEST} requirements",))
+    return DependencySpec()
 
 
 def check_program(files: dict[str, bytes], manifest: Manifest, where: str) -> None:
@@ -350,6 +392,10 @@ def _validated(files: dict[str, bytes], where: str, manifest_where: str, default
     except InvalidInput as exc:
         raise InvalidInput(str(exc), sha256=digest) from None
     suite = Suite(files=files, manifest=manifest, name=manifest.name or default_name)
+    try:
+        suite_requirements(files, manifest)
+    except DependencyError as exc:
+        raise DependencyError(f"{where}: {exc}", sha256=digest) from None
     if suite.kind == "program":
         check_program(files, manifest, where)
         return suite

@@ -19,6 +19,7 @@ from verifier.errors import HostOverloaded, InvalidInput, SandboxUnavailable
 from verifier.evidence import (
     MAX_UNTRUSTED_CHARS,
     Durations,
+    EnvironmentInfo,
     Evidence,
     Failure,
     FailureKind,
@@ -52,6 +53,7 @@ from verifier.verdict import Verdict, judge_result, read_result
 
 if TYPE_CHECKING:
     from verifier.sandbox.admission import Admission
+    from verifier.sandbox.environment import Environment
 
 #: Host-side slack past the in-container backstop, for container start and result reporting.
 HOST_GRACE_S = 30.0
@@ -83,6 +85,8 @@ class Verifier:
         self._backend = backend
         self._image = image
         self.limits = limits or Limits()
+        #: Environment images found or built so far, by requirement lines (this Verifier's own).
+        self._environments: dict[tuple[str, ...], Environment] = {}
 
     @classmethod
     def pooled(
@@ -157,21 +161,42 @@ class Verifier:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def environment(self, suite: Suite) -> Environment | None:
+        """The environment image of the suite's `requirements` (None when it declares none),
+        found or built once per Verifier (`SandboxBackend.environment`).
+
+        Raises:
+            DependencyError: a requirement the index cannot resolve (an InvalidInput naming it).
+            SandboxUnavailable: the engine or the build failed.
+        """
+        spec = suite.requirements
+        if not spec.requirements:
+            return None
+        env = self._environments.get(spec.requirements)
+        if env is None:
+            env = self._environments[spec.requirements] = self.backend.environment(spec, self.image)
+        return env
+
     def planned_evidence_id(self, candidate: CandidateInput, suite: SuiteInput) -> str | None:
         """The evidence_id `check` would produce, without running; None for unusable input.
 
         Lets an evidence store serve a result already computed for the same candidate,
-        suite, image and limits.
+        suite, image and limits. A suite with requirements has its environment found (or built).
         """
         try:
             cand = Candidate.coerce(candidate).validate()
             loaded = suite if isinstance(suite, Suite) else load_suite(suite)
             limits = loaded.limits(self.limits)
-            image_id = self.backend.image_id(self.image)
+            env = self.environment(loaded)
+            image_id = env.image_id if env is not None else self.backend.image_id(self.image)
         except (InvalidInput, SandboxUnavailable, NotImplementedError, ValueError):
             return None
         return evidence_id(
-            candidate_sha256=cand.sha256, suite_sha256=loaded.sha256, image_id=image_id, limits=limits.model_dump()
+            candidate_sha256=cand.sha256,
+            suite_sha256=loaded.sha256,
+            image_id=image_id,
+            limits=limits.model_dump(),
+            environment=_environment_info(env).model_dump() if env is not None else None,
         )
 
     # ------------------------------------------------------------------------------
@@ -213,12 +238,21 @@ class Verifier:
         except ValueError as exc:
             return fields.closed(Status.INVALID_INPUT, f"the suite's limits are invalid: {exc}")
         fields.candidate_kind = cand.kind
-        refused = _refusal(cand, loaded, limits)
+        try:
+            env = self.environment(loaded)
+        except InvalidInput as exc:
+            return fields.closed(Status.INVALID_INPUT, str(exc))
+        except SandboxUnavailable as exc:
+            return fields.closed(Status.INFRA_ERROR, f"the suite's environment is unavailable: {exc}")
+        except NotImplementedError:
+            return fields.closed(Status.INFRA_ERROR, "this backend cannot provide a suite's requirements")
+        fields.environment = env
+        refused = _refusal(cand, loaded, limits, env)
         if refused is not None:
             return fields.closed(*refused)
         nonce = secrets.token_hex(16)
         try:
-            raw = self.backend.run(self._job(cand, loaded, limits, nonce, progress))
+            raw = self.backend.run(self._job(cand, loaded, limits, nonce, progress, env))
         except SandboxUnavailable as exc:
             return fields.closed(Status.INFRA_ERROR, f"sandbox unavailable: {exc}")
         except HostOverloaded as exc:
@@ -253,6 +287,7 @@ class Verifier:
         limits: Limits,
         nonce: str,
         progress: Callable[[int, int], None] | None = None,
+        env: Environment | None = None,
     ) -> SandboxJob:
         config = JobConfig(
             budget_s=limits.timeout_s,
@@ -278,7 +313,7 @@ class Verifier:
             }
         )
         return SandboxJob(
-            image=self.image,
+            image=env.tag if env is not None else self.image,
             command=launch_command(1, PYTEST_PRELOAD if (suite.kind, suite.runner) == ("tests", "pytest") else ""),
             limits=host_limits,
             stdin=encode_job(nonce, modules, cand.files(suite.module), suite.files, config),
@@ -305,6 +340,7 @@ class _Fields:
         self.suite: Suite | None = None
         self.candidate_kind: Literal["file", "tree"] = "file"
         self.limits = verifier.limits
+        self.environment: Environment | None = None
 
     def closed(self, status: Status, reason: str, failures: list[Failure] | None = None) -> Evidence:
         verdict = Verdict(status=status, reason=reason, failures=failures or [])
@@ -312,11 +348,13 @@ class _Fields:
 
     def make(self, verdict: Verdict, **extra: Any) -> Evidence:
         suite = self.suite
+        env = _environment_info(self.environment) if self.environment is not None else None
         eid = evidence_id(
             candidate_sha256=self.candidate_sha256,
             suite_sha256=self.suite_sha256,
             image_id=extra["image_id"],
             limits=self.limits.model_dump(),
+            environment=env.model_dump() if env is not None else None,
         )
         backend = self.verifier.backend_if_made
         return Evidence(
@@ -341,11 +379,18 @@ class _Fields:
             candidate_output_truncated=verdict.output_bytes > len(verdict.output.encode())
             or len(verdict.output) > MAX_UNTRUSTED_CHARS,
             verifier_version=__version__,
+            environment=env,
             **extra,
         )
 
 
-def _check_fits(cand: Candidate, suite: Suite, limits: Limits) -> None:
+def _environment_info(env: Environment) -> EnvironmentInfo:
+    return EnvironmentInfo(
+        digest=env.digest, image_id=env.image_id, requirements=list(env.spec.requirements), packages=list(env.packages)
+    )
+
+
+def _check_fits(cand: Candidate, suite: Suite, limits: Limits, env: Environment | None = None) -> None:
     """InvalidInput (naming the candidate's digest) when the sandbox could not set the candidate
     up: a folder's module named like one of the sandbox's or the suite's (`trees.module_conflict`),
     a file over the sandbox's file size limit, or files that do not fit its scratch space. Checked
@@ -356,8 +401,13 @@ def _check_fits(cand: Candidate, suite: Suite, limits: Limits) -> None:
         detail = trees.shown(paths) if paths else ""
         return InvalidInput(f"candidate {cand.label} is refused: {why}", sha256=cand.sha256, detail_untrusted=detail)
 
+    taken = {trees.fold(m) for m in env.modules} if env is not None else set()
+    clash = sorted(m for m in suite.declared_modules if trees.fold(m.split(".")[0]) in taken)
+    if clash:
+        raise InvalidInput(f"the suite's module {clash[0]!r} is named like a package of its environment")
     if cand.tree is not None:
-        conflict = trees.module_conflict(cand.tree, suite.files, suite.declared_modules)
+        extra = env.modules if env is not None else ()
+        conflict = trees.module_conflict(cand.tree, suite.files, suite.declared_modules, extra)
         if conflict is not None:
             raise refuse(conflict[0], *conflict[1])
     biggest = max(files, key=lambda p: len(files[p]))
@@ -375,14 +425,16 @@ def _check_fits(cand: Candidate, suite: Suite, limits: Limits) -> None:
         )
 
 
-def _refusal(cand: Candidate, suite: Suite, limits: Limits) -> tuple[Status, str, list[Failure]] | None:
+def _refusal(
+    cand: Candidate, suite: Suite, limits: Limits, env: Environment | None = None
+) -> tuple[Status, str, list[Failure]] | None:
     """What is decided before any sandbox runs: a candidate that cannot run under this suite
     (invalid input), or one that cannot even be imported (a syntax error, a module the suite
     imports that the candidate lacks): (status, reason, failures), or None to run it."""
     if suite.kind == "program" and cand.kind == "tree":
         return Status.INVALID_INPUT, "a program suite runs one file: pass the program, not a folder", []
     try:
-        _check_fits(cand, suite, limits)
+        _check_fits(cand, suite, limits, env)
     except InvalidInput as exc:
         return Status.INVALID_INPUT, str(exc), _refused(exc) or []
     syntax = cand.syntax_error()

@@ -22,12 +22,12 @@ import pytest
 from verifier.limits import Limits
 from verifier.review import sandbox_runs
 from verifier.review.deps import DependencySpec, ProjectInfo
-from verifier.review.environment import Environment
 from verifier.review.gitread import MODE_EXEC, MODE_FILE, Entry
 from verifier.review.supervisor_result import parse
 from verifier.runner import review_plugin
 from verifier.runner import review_protocol as rp
 from verifier.runner.protocol import ProtocolError
+from verifier.sandbox.environment import Environment
 
 ROOT = Path(__file__).resolve().parents[2]
 HOME = Path("verifier/runner/review_protocol.py")

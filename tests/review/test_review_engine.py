@@ -17,10 +17,10 @@ from tests.review.test_reports import assert_valid_sarif
 from verifier.limits import Limits
 from verifier.review import REVIEW_LIMITS, ReviewEvidence, ReviewRequest, TestClass, review
 from verifier.review.deps import DependencySpec
-from verifier.review.environment import ENV_REPO, LABEL_ENV, spec_digest
 from verifier.review.reports import markdown
 from verifier.review.review_evidence import Outcome
 from verifier.runner.review_protocol import PROTOCOL
+from verifier.sandbox.environment import ENV_REPO, LABEL_ENV, spec_digest
 
 pytestmark = pytest.mark.docker
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
@@ -28,3 +29,19 @@ def test_a_fault_of_ours_while_starting_a_sandbox_fails_the_job_at_once() -> Non
         assert time.monotonic() - started < 10  # not the acquire wait (ACQUIRE_TIMEOUT_S)
     finally:
         pool._closed = True  # nothing was started; close() would ask the broken engine
+
+
+def test_warm_sandboxes_are_keyed_by_image() -> None:
+    """Jobs on another image (a suite's environment) go to that image's own pool, never to a
+    container of this one: two environments never share a warm sandbox."""
+    broken: Any = _BrokenClient()
+    pool = WarmPool(PoolConfig(size=1), image="base", client=broken, idle_timeout_s=None, admission=Unlimited())
+    try:
+        numpy, pandas = pool.pool_of("verifier-env:numpy"), pool.pool_of("verifier-env:pandas")
+        assert pool.pool_of("base") is pool
+        assert numpy is pool.pool_of("verifier-env:numpy") and numpy is not pandas
+        assert (numpy.image, pandas.image) == ("verifier-env:numpy", "verifier-env:pandas")
+        assert numpy.config == pool.config and numpy.admission is pool.admission
+    finally:
+        for each in (pool, *pool._others.values()):
+            each._closed = True  # nothing was started; close() would ask the broken engine

@@ -43,6 +43,7 @@ import uuid
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from deepagents.backends.protocol import ExecuteResponse, FileDownloadResponse, FileUploadResponse
@@ -71,10 +72,11 @@ from verifier.agents.sandbox_lease import (
 )
 from verifier.agents.sandbox_limits import FLOOD_FACTOR, AgentSandboxLimits
 from verifier.agents.sandbox_seed import MAX_SEED_FILES, SeedError, batches, read_seed
-from verifier.errors import UnknownSandbox
+from verifier.errors import InvalidInput, UnknownSandbox
 from verifier.hashing import SKIP_DIRS
 from verifier.inputs import MAX_TREE_BYTES, MAX_TREE_FILES
 from verifier.limits import MiB
+from verifier.sandbox import environment
 from verifier.sandbox.backend import SandboxJob
 from verifier.sandbox.container import (
     EngineError,
@@ -86,9 +88,12 @@ from verifier.sandbox.container import (
     remove_volume,
     translated,
 )
+from verifier.sandbox.docker_engine import DockerBackend
 from verifier.sandbox.gc import owner_labels
 from verifier.sandbox.hardening import LABEL_IDLE_TIMEOUT, LABEL_MANAGED, container_kwargs
 from verifier.sandbox.image import image_tag
+from verifier.sandbox.requirements import parse_lines
+from verifier.suite import load_suite
 from verifier.text import one_line
 
 WORKSPACE = "/workspace"
@@ -142,6 +147,24 @@ def _release(api: Any, name: str, stdin: Any) -> None:
     except OSError:
         pass
     remove(api, name)
+
+
+def environment_image(
+    client: Any, image: str | None, requirements: Sequence[str] | None, suite: str | os.PathLike[str] | None
+) -> str | None:
+    """The image an agent's sandbox starts on: `image` (None: the sandbox image), or the
+    environment image of `requirements` / `suite` built on it (`verifier.sandbox.environment`)."""
+    if requirements is None and suite is None:
+        return image
+    if requirements is not None and suite is not None:
+        raise InvalidInput("DockerSandbox: pass requirements or suite, not both")
+    if suite is not None:
+        spec = load_suite(Path(suite)).requirements
+    else:
+        spec = parse_lines(list(requirements or []), "requirements")
+    if not spec.requirements:
+        return image
+    return environment.ensure(DockerBackend(client), spec, image or image_tag()).tag
 
 
 def _let_go() -> None:
@@ -217,6 +240,11 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
     Args:
         image: the image to run; the verifier's sandbox image for this recipe by default
             (`verifier image build` makes it).
+        requirements: packages from the index (suite.toml's form, e.g. ``["numpy>=2,<3"]``): the
+            session runs on their environment image (found or built on `image`), the one the
+            grader uses for a suite declaring the same lines.
+        suite: a suite folder: the session runs on that suite's environment (its `requirements`
+            or requirements.txt). Not both with `requirements`.
         limits: what the session may use (`AgentSandboxLimits()` by default).
         client: a Docker client; one for the local engine by default (closed with the sandbox).
         shell: the shell that runs commands.
@@ -232,6 +260,7 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         SandboxUnavailable: the engine did not answer or the container did not start.
         SeedError: `seed_from` cannot be copied (a ValueError naming the file); nothing is left.
         ValueError: a bad `idle_timeout_s` or `name`.
+        InvalidInput: a requirement is refused or cannot be resolved (names the line).
     """
 
     #: Ends this object's hold on the sandbox: removes a fleeting one; lets a lasting one go.
@@ -247,6 +276,8 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         idle_timeout_s: float | None = None,
         seed_from: str | os.PathLike[str] | None = None,
         name: str | None = None,
+        requirements: Sequence[str] | None = None,
+        suite: str | os.PathLike[str] | None = None,
     ) -> None:
         self.limits = limits or AgentSandboxLimits()
         self.shell = shell
@@ -267,7 +298,7 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         volume = None if self.idle_timeout_s is None else f"{name}-workspace-{uuid.uuid4().hex[:8]}"
         self._setup(client, name, volume)
         try:
-            self.container_id = self._start(image)
+            self.container_id = self._start(environment_image(self._client, image, requirements, suite))
             if seed:
                 self._seed(seed)
         except BaseException:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
 
-from verifier.cli.common import Command, Group, sandbox_failure, stderr
+from verifier.cli.common import Command, Group, fail, sandbox_failure, stderr
 
 image_app = typer.Typer(cls=Group, help="Build and describe the sandbox image.", no_args_is_help=True)
 #: Where the image's base comes from (`verifier.sandbox.image.build`).
@@ -22,11 +23,20 @@ def image_build(
         typer.Option(help="auto, debootstrap (offline, Debian hosts) or registry (python:3.11-slim)."),
     ] = "auto",
     force: Annotated[bool, typer.Option(help="Rebuild even when an image with this recipe digest exists.")] = False,
+    suite: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also prepare this suite's environment: its requirements (suite.toml or requirements.txt) "
+            "resolved on the host and installed into an environment image, so its first check builds nothing."
+        ),
+    ] = None,
 ) -> None:
-    """Build the sandbox image unless one with the current recipe digest exists."""
-    from verifier.errors import SandboxUnavailable
-    from verifier.sandbox import image
-    from verifier.sandbox.docker_engine import connect
+    """Build the sandbox image unless one with the current recipe digest exists (and, with
+    --suite, the suite's environment image unless one with its digest exists)."""
+    from verifier.errors import InvalidInput, SandboxUnavailable
+    from verifier.sandbox import environment, image
+    from verifier.sandbox.docker_engine import DockerBackend, connect
+    from verifier.suite import load_suite
 
     err = stderr()
 
@@ -34,10 +44,25 @@ def image_build(
         err.print(f"[dim]{message}[/]")
 
     try:
-        tag, built = image.build(connect(), base=base, force=force, progress=progress)
+        loaded = load_suite(suite) if suite is not None else None
+        spec = loaded.requirements if loaded is not None else None
+    except InvalidInput as exc:
+        raise fail(str(exc), option="--suite") from None
+    try:
+        client = connect()
+        tag, built = image.build(client, base=base, force=force, progress=progress)
+        Console().print(f"{'built' if built else 'up to date'}: {tag}")
+        if spec is None:
+            return
+        if not spec.requirements:
+            Console().print(f"the suite {suite} declares no requirements: it runs on {tag}")
+            return
+        env = environment.ensure(DockerBackend(client), spec, tag, progress)
+    except InvalidInput as exc:
+        raise fail(str(exc), option="--suite") from None
     except SandboxUnavailable as exc:
         raise sandbox_failure(exc) from None
-    Console().print(f"{'built' if built else 'up to date'}: {tag}")
+    Console().print(f"{'built' if env.built else 'up to date'}: {env.tag} ({environment.describe(env)})")
 
 
 @image_app.command("info", cls=Command)

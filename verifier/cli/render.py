@@ -36,6 +36,9 @@ def evidence(console: Console, ev: Evidence, *, label: str = "", max_failures: i
     table.add_row("candidate", ev.candidate_sha256 or "-")
     table.add_row("suite", ev.suite_sha256 or "-")
     table.add_row("image", ev.image_id or "-")
+    if ev.environment is not None:
+        env = ev.environment
+        table.add_row("packages", f"{_line(', '.join(env.requirements))} ({len(env.packages)} installed)")
     table.add_row("runtime", ev.limits.runtime)
     table.add_row("evidence", ev.evidence_id)
     d = ev.durations

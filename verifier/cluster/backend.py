@@ -32,12 +32,14 @@ from pydantic import BaseModel
 
 from verifier import __version__
 from verifier._distribution import install_hint
-from verifier.cluster.node import NodeInfo, NodeSandbox, NodeSpec
+from verifier.cluster.node import NodeInfo, NodeRefused, NodeSandbox, NodeSpec
 from verifier.errors import SandboxUnavailable
 from verifier.limits import Limits, PoolConfig
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
+from verifier.sandbox.environment import Environment
 from verifier.sandbox.image import Base, image_tag, recipe_digest
 from verifier.sandbox.pool import ACQUIRE_TIMEOUT_S
+from verifier.sandbox.requirements import DependencySpec
 from verifier.verify import Verifier
 
 log = logging.getLogger(__name__)
@@ -53,6 +55,26 @@ CLOSE_TIMEOUT_S = 60.0
 #: Margin past a job's own limit and a pool's wait for a container before the driver gives up.
 ANSWER_GRACE_S = 60.0
 RAY_EXTRA = f"the Ray backend needs Ray: {install_hint('ray')}"
+
+
+def agreed_environment(answers: dict[str, Environment | str]) -> Environment:
+    """The one environment every node has (each node's answer: its environment, or why it has
+    none). A node without it, or with another digest (another sandbox image or pins), refuses
+    the job with a message naming that node: jobs must not run on different environments."""
+    if not answers:
+        raise SandboxUnavailable("no live Ray node to provide the suite's environment")
+    for answer in answers.values():
+        if isinstance(answer, str):
+            raise NodeRefused(answer)
+    envs = {name: env for name, env in answers.items() if not isinstance(env, str)}
+    first_name, first = next(iter(envs.items()))
+    for name, env in envs.items():
+        if env.digest != first.digest:
+            raise NodeRefused(
+                f"node {name} has environment {env.digest[:16]}, node {first_name} {first.digest[:16]} for the same "
+                "requirements: give every node the same sandbox image (verifier image build --suite DIR on each)"
+            )
+    return first
 
 
 def import_ray() -> ModuleType:
@@ -325,6 +347,12 @@ class RayBackend(SandboxBackend):
             result: RawRun = raw
             # A rerun on another node after the first was lost: the evidence says it took two runs.
             return dataclasses.replace(result, attempts=result.attempts + 1) if reran else result
+
+    def environment(self, spec: DependencySpec, image: str) -> Environment:
+        """Every live node finds or builds the environment of `spec`; all must have the same digest."""
+        nodes = self._live()
+        answers = self._ray.get([n.actor.environment.remote(spec, image) for n in nodes])
+        return agreed_environment({n.info.name: a for n, a in zip(nodes, answers, strict=True)})
 
     def image_id(self, image: str) -> str:
         """The image id every live node holds for `image`; SandboxUnavailable when they differ."""

@@ -18,13 +18,15 @@ from pydantic import BaseModel, ConfigDict
 
 from verifier import __version__
 from verifier.cluster import lifeline
-from verifier.errors import SandboxUnavailable
+from verifier.errors import InvalidInput, SandboxUnavailable
 from verifier.limits import Limits, PoolConfig
 from verifier.sandbox import image as images
 from verifier.sandbox.backend import RawRun, SandboxJob
 from verifier.sandbox.container import EngineError, connect, translated
+from verifier.sandbox.environment import Environment
 from verifier.sandbox.image import LABEL_RECIPE, Base
 from verifier.sandbox.pool import WarmPool
+from verifier.sandbox.requirements import DependencySpec
 
 
 class NodeRefused(SandboxUnavailable):
@@ -156,6 +158,14 @@ class NodeSandbox:
 
     def image_id(self, image: str) -> str:
         return self._ready_pool().image_id(image)
+
+    def environment(self, spec: DependencySpec, image: str) -> Environment | str:
+        """The environment of `spec` on this node's engine (found, or built with the node's own
+        pip and index), or why it cannot have it: the driver refuses the node then."""
+        try:
+            return self._ready_pool().environment(spec, image)
+        except (SandboxUnavailable, InvalidInput) as exc:
+            return f"node {self.name} cannot provide the environment: {exc}"
 
     def stats(self) -> dict[str, int]:
         """Jobs served and the pool's counters."""

@@ -17,39 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verifier.errors import InvalidInput
 from verifier.review.gitread import Entry
+from verifier.sandbox.requirements import DependencyError, DependencySpec, check_requirement, normalize, strip_line
+
+__all__ = ["DependencyError", "DependencySpec", "ProjectInfo", "declared", "from_file", "normalize", "project_info"]
 
 #: Extras and dependency groups that hold what the tests need.
 TEST_GROUPS = ("test", "tests", "testing", "dev", "develop", "development")
 _NAME = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(\[[^\]]*\])?")
-#: A requirement the index can answer: name, extras, version specifiers, an environment marker.
-_SAFE_REQUIREMENT = re.compile(
-    r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,\s-]*\])?\s*[A-Za-z0-9<>=!~.*,\s_+-]*(;.*)?$"
-)
 _MAX_INCLUDES = 20
-
-
-class DependencyError(InvalidInput):
-    """The declared dependencies cannot be used (refused, or not resolvable from the index)."""
-
-
-def normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-@dataclass(frozen=True)
-class DependencySpec:
-    """Requirement lines for the package index, sorted and unique, and where they came from."""
-
-    requirements: tuple[str, ...] = ()
-    sources: tuple[str, ...] = ()
-
-    def union(self, other: DependencySpec) -> DependencySpec:
-        return DependencySpec(
-            tuple(sorted(set(self.requirements) | set(other.requirements))),
-            tuple(sorted(set(self.sources) | set(other.sources))),
-        )
 
 
 @dataclass(frozen=True)
@@ -60,20 +36,6 @@ class ProjectInfo:
     version: str | None = None
     entry_points: dict[str, dict[str, str]] = field(default_factory=dict)
     import_roots: tuple[str, ...] = ("",)
-
-
-def check_requirement(req: str, where: str) -> str:
-    """`req` if it names a package of the index, else DependencyError naming it."""
-    text = " ".join(req.split())
-    if not text:
-        raise DependencyError(f"{where}: empty requirement")
-    if "@" in text.split(";")[0] or "://" in text or text.startswith((".", "/", "~")):
-        raise DependencyError(
-            f"{where}: {text!r} is a direct reference (URL or path); review installs from the package index only"
-        )
-    if not _SAFE_REQUIREMENT.match(text):
-        raise DependencyError(f"{where}: {text!r} is not a requirement review can install")
-    return text
 
 
 def _self_extras(req: str, project: str | None) -> list[str] | None:
@@ -162,8 +124,7 @@ def _requirements_file(
     out: list[str] = []
     folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
     for number, raw in enumerate(text.replace("\\\n", " ").splitlines(), 1):
-        line = re.sub(r"(^|\s)#.*$", "", raw).strip()
-        line = re.sub(r"\s--hash[=\s]\S+", "", line).strip()
+        line = strip_line(raw)
         if not line:
             continue
         where = f"{path}:{number}"

@@ -26,7 +26,6 @@ from verifier import __version__
 from verifier.hashing import canonical_json, sha256_bytes
 from verifier.limits import Limits
 from verifier.review.deps import ProjectInfo
-from verifier.review.environment import Environment, cache_dir
 from verifier.review.gitread import Files, to_tar
 from verifier.review.supervisor_result import SupervisorResult, parse
 from verifier.runner.review_protocol import (
@@ -40,6 +39,7 @@ from verifier.runner.review_protocol import (
 )
 from verifier.sandbox.backend import RawRun, SandboxJob
 from verifier.sandbox.docker_engine import DockerBackend
+from verifier.sandbox.environment import Environment, cache_dir
 from verifier.sandbox.gc import sweep
 
 LABEL_REVIEW = "org.verifier.review.run"
@@ -88,7 +88,7 @@ class BaseRunCache:
     FORMAT = 1
 
     def __init__(self, root: Path | None = None) -> None:
-        self.root = root or cache_dir() / "base-runs"
+        self.root = root or cache_dir("review") / "base-runs"
 
     def key(self, plan: RunPlan, limits: Limits) -> str:
         env = plan.environment

@@ -21,7 +21,6 @@ from verifier.errors import InvalidInput, SandboxUnavailable
 from verifier.hashing import sha256_bytes
 from verifier.limits import Limits, MiB
 from verifier.review import deps as deps_mod
-from verifier.review import environment as env_mod
 from verifier.review import pytest_options
 from verifier.review.classify import SideView, build_table, expectations, verdict
 from verifier.review.gitread import Files, GitRepo, Snapshot, apply_patch, read_patch, tree_id
@@ -49,7 +48,9 @@ from verifier.review.split import (
     infrastructure_changes,
     uses_hypothesis,
 )
+from verifier.sandbox import environment as env_mod
 from verifier.sandbox.container import Client, connect, image_id
+from verifier.sandbox.docker_engine import DockerBackend
 from verifier.sandbox.image import image_tag
 
 #: A repository's whole suite needs more room than one candidate's: these are review's defaults.
@@ -175,7 +176,7 @@ def _environments(
     envs: dict[tuple[str, ...], env_mod.Environment] = {}
     for spec in specs:
         if spec.requirements not in envs:
-            envs[spec.requirements] = env_mod.ensure(client, spec, sandbox, say)
+            envs[spec.requirements] = env_mod.ensure(DockerBackend(client), spec, sandbox, say)
             say(f"environment: {env_mod.describe(envs[spec.requirements])}")
     return envs
 

@@ -28,7 +28,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import wire
+from . import scidata, wire
 from .clock import ChargedClock
 from .faults import (
     CallAborted,
@@ -565,7 +565,7 @@ class CandidateSession:
 
 
 def _has_mutable(value: Any) -> bool:
-    if isinstance(value, (list, dict, set)):
+    if isinstance(value, (list, dict, set)) or scidata.mutable(value):
         return True
     if isinstance(value, tuple):
         return any(_has_mutable(v) for v in value)
@@ -577,6 +577,8 @@ def _same(o: Any, a: Any) -> bool:
     ho, ha = handle_of(o), handle_of(a)
     if ho is not None or ha is not None:
         return ho is not None and ha is not None and parts(ho)[1] == parts(ha)[1]
+    if scidata.of_libraries(o):
+        return scidata.same(o, a)  # never `==`: an array's answers elementwise
     return type(o) is type(a) and o == a
 
 
@@ -585,6 +587,8 @@ def _sync_in_place(original: Any, after: Any) -> None:
     if type(original) is list and type(after) is list:
         if len(original) == len(after):
             for i, (o, a) in enumerate(zip(original, after, strict=True)):
+                if scidata.sync(o, a):
+                    continue  # an array, Series or DataFrame: changed in place, as numpy/pandas can
                 if type(o) in (list, dict, set) and type(o) is type(a):
                     _sync_in_place(o, a)
                 elif type(o) is tuple and type(a) is tuple and _has_mutable(o):
@@ -599,6 +603,8 @@ def _sync_in_place(original: Any, after: Any) -> None:
                 del original[key]
         for key, a in after.items():
             o = original.get(key, _MISSING)
+            if scidata.sync(o, a):
+                continue
             if type(o) in (list, dict, set) and type(o) is type(a):
                 _sync_in_place(o, a)
             elif o is _MISSING or not _same(o, a):

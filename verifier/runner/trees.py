@@ -24,8 +24,9 @@ candidate's own code only. A top-level name of a candidate folder (a `.py` file 
 at its top) may not be one that the standard library, the sandbox image
 (`protocol.IMAGE_MODULES`), pytest or the interpreter (`SPECIAL_MODULES`) define, nor one the
 suite folder defines or uses (its modules, packages and namespace folders, `conftest`, its
-`pytest_plugins`, and every module it imports, also optionally): `module_conflict`. Names are
-compared with `fold` too.
+`pytest_plugins`, and every module it imports, also optionally), nor one of the packages of the
+suite's environment (its `requirements`, installed in an environment image): `module_conflict`.
+Names are compared with `fold` too.
 """
 
 from __future__ import annotations
@@ -228,20 +229,32 @@ def declared_tops(declared: Iterable[str]) -> set[str]:
 
 
 def module_conflict(
-    paths: Iterable[str], suite_files: Mapping[str, bytes], declared: Iterable[str]
+    paths: Iterable[str],
+    suite_files: Mapping[str, bytes],
+    declared: Iterable[str],
+    environment: Iterable[str] = (),
 ) -> tuple[str, tuple[str, ...]] | None:
     """(why, the candidate's path) when a candidate folder takes a name it may not (see the
     module's docstring), or None. `why` names the module in the sandbox's or the suite's own
     spelling (trusted text); the candidate's path stays untrusted. Names the suite merely
-    imports are the candidate's to take when the suite declares them (it imports its candidate)."""
+    imports are the candidate's to take when the suite declares them (it imports its candidate).
+    `environment`: the top-level modules of the suite's packages (its environment image), which
+    no candidate module may take either."""
     tops = _top_names(paths)
     defined = _top_names(suite_files)
     used = suite_names(suite_files)
     mine = declared_tops(declared)
+    packages = {fold(name): name for name in environment}
     for key, path in sorted(tops.items()):
         whose = reserved(key)
         if whose is not None:
             return f"a module named like {whose}, which it may not replace", (path,)
+        if key in packages:
+            return (
+                f"a module named like {packages[key]!r}, a package of the suite's environment, "
+                "which it may not replace",
+                (path,),
+            )
         if key in defined:
             name = defined[key].partition("/")[0].removesuffix(".py")
             return f"a module named like the suite's own {name!r}, which it may not replace", (path,)

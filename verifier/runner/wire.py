@@ -2,7 +2,9 @@
 
 Only exact builtin types cross as values: None, bool, int, float, complex, str, bytes, list,
 tuple, dict, set, frozenset, slice, range, and the standard library's exact number types
-`decimal.Decimal` and `fractions.Fraction` (rebuilt from their exact text and parts).
+`decimal.Decimal` and `fractions.Fraction` (rebuilt from their exact text and parts); and, where
+a suite's environment has them, numpy arrays and scalars and pandas Index/Series/DataFrame
+(scidata.py: dtype, shape and exact bytes, rebuilt with the receiver's own library).
 Subclasses are not values (a list subclass with a forged ``__eq__`` is exactly what a
 cheating candidate returns): any other object stays in the candidate's process and crosses as
 a reference (["H", ...]: an object of the candidate's table, ["N", ...]: a module attribute
@@ -27,6 +29,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from . import scidata
 from .protocol import read_exact
 
 #: pytest leaves this module's frames out of a failure's text (it reads `__tracebackhide__` from
@@ -143,6 +146,13 @@ def encode(value: Any, depth: int = 0, refer: Refer | None = None) -> Any:
         return ["DE", str(value)]
     if t is getattr(sys.modules.get("fractions"), "Fraction", None):
         return ["FR", [encode(value.numerator), encode(value.denominator)]]
+    if "numpy" in sys.modules:
+        try:
+            data = scidata.encode(value, depth, _plain)
+        except (scidata.NotData, BadWireValue, RecursionError):
+            data = None  # a numpy/pandas object with no exact form: a reference, like any object
+        if data is not None:
+            return data
     if refer is not None:
         return refer(value)
     raise BadWireValue(f"an object of type {t.__name__}, not plain data")
@@ -196,9 +206,24 @@ def decode(value: Any, depth: int = 0, resolve: Resolve | None = None) -> Any:
             return Decimal(body)
         except InvalidOperation:
             raise BadWireValue("malformed wire value") from None
+    if tag in scidata.TAGS:
+        try:
+            return scidata.decode(tag, body, depth, _plain_value)
+        except (scidata.NotData, ValueError, TypeError, OverflowError) as exc:
+            raise BadWireValue(f"malformed wire value ({exc})"[:200]) from None
     if tag in ("H", "N") and resolve is not None:
         return resolve(tag, body)
     raise BadWireValue("unknown wire tag")
+
+
+def _plain(value: Any, depth: int) -> Any:
+    """`encode` without references: what an object array's elements and pandas labels must be."""
+    return encode(value, depth)
+
+
+def _plain_value(value: Any, depth: int) -> Any:
+    """`decode` without references: a reference inside an array or a label is refused."""
+    return decode(value, depth)
 
 
 def dumps(message: Any) -> bytes:

@@ -14,9 +14,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from verifier.limits import Limits
+
+if TYPE_CHECKING:
+    from verifier.sandbox.environment import Environment
+    from verifier.sandbox.requirements import DependencySpec
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,16 @@ class SandboxBackend(ABC):
 
     def image_id(self, image: str) -> str:
         """The engine's id of `image` (what evidence records). Raises SandboxUnavailable."""
+        raise NotImplementedError
+
+    def environment(self, spec: DependencySpec, image: str) -> Environment:
+        """The environment image of `spec` on the sandbox image `image`, found on (or built for)
+        the engine(s) this backend runs on (`verifier.sandbox.environment`).
+
+        Raises:
+            DependencyError: a requirement cannot be resolved from the index (an InvalidInput).
+            SandboxUnavailable: the engine, the build, or (Ray) a node cannot provide it.
+        """
         raise NotImplementedError
 
     def close(self) -> None:  # noqa: B027 - optional hook

@@ -7,12 +7,17 @@ is a `RawRun`, not an exception. Each job holds an admission slot while its cont
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from verifier.sandbox import container as engine
 from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
 from verifier.sandbox.container import Client, Container, connect, translated
 from verifier.sandbox.gc import owner_labels
+
+if TYPE_CHECKING:
+    from verifier.sandbox.environment import Environment
+    from verifier.sandbox.requirements import DependencySpec
 
 __all__ = ["KILL_WAIT_S", "DockerBackend", "connect", "owner_labels"]
 
@@ -38,6 +43,11 @@ class DockerBackend(SandboxBackend):
 
     def image_id(self, image: str) -> str:
         return engine.image_id(self.client.api, image)
+
+    def environment(self, spec: DependencySpec, image: str) -> Environment:
+        from verifier.sandbox import environment
+
+        return environment.ensure(self, spec, image)
 
     def run(self, job: SandboxJob) -> RawRun:
         image_id = self.image_id(job.image)

@@ -9,8 +9,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from verifier.hashing import canonical_json, sha256_bytes
 from verifier.runner.protocol import FailureRecord, JobCounts, JobResult, format_result_line
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
+from verifier.sandbox.environment import Environment, env_tag
+from verifier.sandbox.requirements import DependencySpec
 from verifier.sandbox.runtime import KERNEL_OF
 
 Handler = Callable[[SandboxJob], RawRun]
@@ -23,6 +26,13 @@ class FakeBackend(SandboxBackend):
 
     def image_id(self, image: str) -> str:
         return "sha256:fake"
+
+    def environment(self, spec: DependencySpec, image: str) -> Environment:
+        """A made-up environment named by `spec`'s lines and `image` (builds nothing)."""
+        digest = sha256_bytes(canonical_json([list(spec.requirements), image]))
+        image_id = f"sha256:fake-env-{digest[:12]}"
+        packages = tuple(spec.requirements)
+        return Environment(digest, image_id, env_tag(digest), built=False, packages=packages, spec=spec)
 
     def run(self, job: SandboxJob) -> RawRun:
         self.jobs.append(job)

@@ -33,7 +33,7 @@ from verifier.sandbox.container import Client, inspect_image, remove_image, tran
 IMAGE_REPO = "verifier-sandbox"
 BASE_REPO = "verifier-base"
 LABEL_RECIPE = "org.verifier.recipe-digest"
-#: On an image built FROM a sandbox image (a review environment): that sandbox image's id. Such
+#: On an image built FROM a sandbox image (an environment image, sandbox/environment.py): that sandbox image's id. Such
 #: an image is superseded with its base, and pruned with it.
 LABEL_BUILT_ON = "org.verifier.review.base-image"
 REGISTRY_BASE = "python:3.11-slim-bookworm"
@@ -147,7 +147,7 @@ def build(
     tag = image_tag(kind)
     if not force and find_image(client, kind) is not None:
         return tag, False  # up to date: an image with this recipe digest exists
-    with _build_lock():
+    with build_lock():
         # Another process (a second test worker, a second command) may have built it while we
         # waited: building it again would move the tag to a new image id under a running pool,
         # and evidence names the image id.
@@ -157,7 +157,7 @@ def build(
 
 
 @contextlib.contextmanager
-def _build_lock() -> Iterator[None]:
+def build_lock() -> Iterator[None]:
     """One image build at a time on this machine (a blocking `flock`, released by the kernel
     if this process dies)."""
     path = Path(tempfile.gettempdir()) / BUILD_LOCK
@@ -243,7 +243,7 @@ def _prune_superseded(
     base_repo: str = BASE_REPO,
 ) -> None:
     """Remove the sandbox images of older recipes (`repo` tags other than `keep`), the images
-    built on them (review environments) and, when `keep` was built on a base of ours
+    built on them (environment images) and, when `keep` was built on a base of ours
     (`base_repo`, debootstrapped), that repository's other bases; nothing is left behind.
     Images in use stay.
 

@@ -17,7 +17,10 @@ Two isolation policies (recorded in every evidence as `isolation`):
   an IPC object the candidate made (tests/adversarial/test_neighbours.py).
 
 Jobs whose container-level limits (memory, CPUs, pids, scratch, ulimits) differ from the
-pool's run cold on a fresh container instead. Every container is removed on `close()`
+pool's run cold on a fresh container instead. Warm containers are keyed by image: a job on
+another image (a suite's environment image, `verifier.sandbox.environment`) runs in a pool of
+that image's own, made on its first job with this pool's settings and closed with it, so two
+suites with different requirements never share a warm container. Every container is removed on `close()`
 (also from `atexit` and on Ctrl-C through the context manager); `verifier gc` catches the rest.
 """
 
@@ -29,6 +32,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from verifier.errors import ImageNotFound, SandboxUnavailable
 from verifier.limits import Limits, PoolConfig, PoolPolicy
@@ -39,6 +43,10 @@ from verifier.sandbox.container import Client, Container, close, connect, transl
 from verifier.sandbox.docker_engine import DockerBackend
 from verifier.sandbox.gc import owner_labels, sweep
 from verifier.sandbox.runtime import RuntimeNotRegistered
+
+if TYPE_CHECKING:
+    from verifier.sandbox.environment import Environment
+    from verifier.sandbox.requirements import DependencySpec
 
 #: Container-level fields: a job must match them to run in a pooled container.
 CONTAINER_FIELDS = (
@@ -105,6 +113,8 @@ class WarmPool(SandboxBackend):
         self._image_id: str | None = None
         self._starting = 0
         self._fatal: SandboxUnavailable | None = None
+        #: The pools of other images (environment images), by image: made on their first job.
+        self._others: dict[str, WarmPool] = {}
         #: Every container of this pool carries this label, so close() can find them all, also
         #: ones whose removal failed while the engine was down or restarting.
         self.pool_id = uuid.uuid4().hex
@@ -205,6 +215,29 @@ class WarmPool(SandboxBackend):
             and all(getattr(job.limits, f) == getattr(self.limits, f) for f in CONTAINER_FIELDS)
         )
 
+    def pool_of(self, image: str) -> WarmPool:
+        """The warm pool of `image`: this one, or the one of that image (made on first use)."""
+        if image == self.image:
+            return self
+        with self._lock:
+            if self._closed:
+                raise SandboxUnavailable("the pool is closed")
+            other = self._others.get(image)
+            if other is None:
+                other = WarmPool(
+                    self.config,
+                    image=image,
+                    limits=self.limits,
+                    client=None if self._own_client else self._client,
+                    idle_timeout_s=self.idle_timeout_s,
+                    admission=self.admission,
+                )
+                self._others[image] = other
+            return other
+
+    def environment(self, spec: DependencySpec, image: str) -> Environment:
+        return self._cold.environment(spec, image)
+
     def _janitor(self) -> None:
         """Release idle containers when the pool has not been used for idle_timeout_s."""
         assert self.idle_timeout_s is not None
@@ -247,6 +280,8 @@ class WarmPool(SandboxBackend):
         raise SandboxUnavailable(f"no warm sandbox became available within {ACQUIRE_TIMEOUT_S:.0f} s")
 
     def run(self, job: SandboxJob) -> RawRun:
+        if job.image != self.image and job.mode == "launcher" and is_launch_command(job.command):
+            return self.pool_of(job.image).run(job)
         if not self._compatible(job):
             self.stats.cold_fallbacks += 1
             return self._cold.run(job)
@@ -333,6 +368,10 @@ class WarmPool(SandboxBackend):
         return self._idle.qsize()
 
     def close(self) -> None:
+        with self._lock:
+            others, self._others = list(self._others.values()), {}
+        for other in others:
+            other.close()
         with self._lock:
             if self._closed and not self._all:
                 return

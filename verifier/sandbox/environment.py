@@ -1,11 +1,17 @@
-"""Environment images: a tree's declared dependencies, installed offline on the sandbox image.
+"""Environment images: declared requirements, installed offline on the sandbox image.
+
+The one home of this machinery, for `verifier review` (a repository's dependencies) and for
+suites (`suite.toml` `requirements`, or a suite's `requirements.txt`; `verifier.suite`).
 
 On a cache miss the dependencies are resolved and downloaded **on the host** (``pip
 download``, wheels only, with the machine's package index, for the sandbox's interpreter and
 platform, constrained to the sandbox's own pinned pytest/Hypothesis), then installed with no
 network into an image built ``FROM`` the sandbox image. The image is tagged and labelled with
-a digest of the dependency specification and the sandbox image id, so a second review with
-the same dependencies finds it and builds (and downloads) nothing.
+a digest of the requirement lines, the sandbox's pins and the sandbox image id, so a second
+run with the same requirements finds it and builds (and downloads) nothing. The label also
+lists the packages installed and the top-level modules they define (`modules`: names a
+candidate may not take, `verifier.runner.trees`). Builds on one machine take turns (the image
+build lock), and a build that finds the image made meanwhile builds nothing.
 """
 
 from __future__ import annotations
@@ -17,25 +23,29 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifier.errors import SandboxUnavailable
 from verifier.hashing import canonical_json, sha256_bytes
 from verifier.limits import Limits
-from verifier.review.deps import DependencyError, DependencySpec, normalize
 from verifier.sandbox.backend import SandboxJob
 from verifier.sandbox.container import Client, inspect_image, translated
-from verifier.sandbox.docker_engine import DockerBackend
-from verifier.sandbox.image import LABEL_BUILT_ON, build_image, recipe_dir
+from verifier.sandbox.image import LABEL_BUILT_ON, build_image, build_lock, recipe_dir
+from verifier.sandbox.requirements import DependencyError, DependencySpec, normalize
 
-ENV_REPO = "verifier-review-env"
-LABEL_ENV = "org.verifier.review.env"
-LABEL_PACKAGES = "org.verifier.review.packages"
+if TYPE_CHECKING:
+    from verifier.sandbox.docker_engine import DockerBackend
+
+ENV_REPO = "verifier-env"
+LABEL_ENV = "org.verifier.env"
+LABEL_PACKAGES = "org.verifier.env.packages"
+LABEL_MODULES = "org.verifier.env.modules"
 #: Bump when the way environments are built changes: old images then no longer match.
-ENV_FORMAT = 1
+ENV_FORMAT = 2
 _PIP_TIMEOUT_S = 900
 
 Progress = Callable[[str], None]
@@ -58,6 +68,13 @@ class Environment:
     packages: tuple[str, ...]
     spec: DependencySpec
     build_s: float = 0.0
+    #: Top-level modules the installed packages define (a candidate may not take these names).
+    modules: tuple[str, ...] = ()
+
+    @property
+    def tag(self) -> str:
+        """The environment image's tag (the sandbox image's id when nothing is declared)."""
+        return env_tag(self.digest) if self.spec.requirements else self.image_ref
 
 
 def sandbox_pins() -> tuple[str, ...]:
@@ -79,32 +96,51 @@ def spec_digest(spec: DependencySpec, base_image_id: str) -> str:
     )
 
 
-def cache_dir() -> Path:
-    """The review's cache folder on the host (XDG cache): environment locks, base runs."""
-    root = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "verifier" / "review"
+def cache_dir(name: str = "environments") -> Path:
+    """A cache folder of verifier's on the host (XDG cache): platform probes and pip for
+    environment builds here; `review` keeps its base runs in its own."""
+    root = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "verifier" / name
     root.mkdir(parents=True, exist_ok=True)
     return root
 
 
-def find(client: Client, digest: str) -> tuple[str, tuple[str, ...]] | None:
-    """(image id, packages) of the environment image with this digest, or None."""
-    meta = inspect_image(client.api, f"{ENV_REPO}:{digest[:16]}")
+def env_tag(digest: str) -> str:
+    return f"{ENV_REPO}:{digest[:16]}"
+
+
+@dataclass(frozen=True)
+class Found:
+    """An environment image present on an engine, read from its labels."""
+
+    image_id: str
+    packages: tuple[str, ...]
+    modules: tuple[str, ...]
+
+
+def find(client: Client, digest: str) -> Found | None:
+    """The environment image with this digest on `client`'s engine, or None."""
+    meta = inspect_image(client.api, env_tag(digest))
     if meta is None:
         return None
     labels = meta.get("Config", {}).get("Labels") or {}
     if labels.get(LABEL_ENV) != digest:
         return None  # a prefix collision or a stale image: treat as absent
-    return str(meta["Id"]), tuple(json.loads(labels.get(LABEL_PACKAGES, "[]")))
+    packages = tuple(json.loads(labels.get(LABEL_PACKAGES, "[]")))
+    return Found(str(meta["Id"]), packages, tuple(json.loads(labels.get(LABEL_MODULES, "[]"))))
 
 
-def ensure(client: Client, spec: DependencySpec, base_ref: str, progress: Progress | None = None) -> Environment:
-    """The environment image for `spec` on the sandbox image `base_ref`, built only if missing.
+def ensure(
+    backend: DockerBackend, spec: DependencySpec, base_ref: str, progress: Progress | None = None
+) -> Environment:
+    """The environment image for `spec` on the sandbox image `base_ref`, built only if missing,
+    on `backend`'s engine (which also runs the probe of the sandbox's platform).
 
     Raises:
         DependencyError: a dependency cannot be resolved from the index (names it).
         SandboxUnavailable: the engine or the image build failed.
     """
     say = progress or (lambda _m: None)
+    client = backend.client
     api: Any = client.api
     with translated(f"cannot inspect the sandbox image {base_ref}"):
         base_id = str(api.inspect_image(base_ref)["Id"])
@@ -112,30 +148,64 @@ def ensure(client: Client, spec: DependencySpec, base_ref: str, progress: Progre
     if not spec.requirements:
         return Environment(digest, base_id, base_id, built=False, packages=(), spec=spec)
     found = find(client, digest)
-    if found is not None:
-        return Environment(digest, found[0], found[0], built=False, packages=found[1], spec=spec)
+    if found is None:
+        with build_lock():
+            found = find(client, digest)  # built by another process while this one waited
+            if found is None:
+                return _build_env(backend, spec, base_id, digest, say)
+    return Environment(
+        digest, found.image_id, found.image_id, built=False, packages=found.packages, spec=spec, modules=found.modules
+    )
+
+
+def _build_env(backend: DockerBackend, spec: DependencySpec, base_id: str, digest: str, say: Progress) -> Environment:
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="verifier-review-env-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="verifier-env-") as tmp:
         ctx = Path(tmp)
         say(f"resolving {len(spec.requirements)} declared dependencies on the host")
-        wheels = download(spec, probe_target(base_id), ctx / "wheels" / "pkgs")
+        wheels = download(spec, probe_target(backend, base_id), ctx / "wheels" / "pkgs")
         pins = {normalize(p.split("==")[0]): p.split("==")[1] for p in sandbox_pins()}
         packages: list[str] = []
+        modules: set[str] = set()
         for wheel in list(wheels):
             name, version = _wheel_name_version(wheel.name)
             if pins.get(normalize(name)) == version:
                 wheel.unlink()  # already in the sandbox image, at this version
                 continue
             packages.append(f"{name}=={version}")
+            modules |= wheel_modules(wheel)
         packages.sort(key=str.lower)
         pip_wheel = _pip_wheel()
         shutil.copy2(pip_wheel, ctx / "wheels" / pip_wheel.name)
         (ctx / "Dockerfile").write_text(_dockerfile(base_id, pip_wheel.name, bool(packages)))
         say(f"building the environment image ({len(packages)} packages, offline)")
-        image_id = _build(client, ctx, digest, base_id, packages)
+        image_id = _build(backend.client, ctx, digest, base_id, packages, sorted(modules))
     return Environment(
-        digest, image_id, image_id, built=True, packages=tuple(packages), spec=spec, build_s=time.monotonic() - started
+        digest,
+        image_id,
+        image_id,
+        built=True,
+        packages=tuple(packages),
+        spec=spec,
+        build_s=time.monotonic() - started,
+        modules=tuple(sorted(modules)),
     )
+
+
+def wheel_modules(wheel: Path) -> set[str]:
+    """The top-level modules a wheel installs: the first component of each path it holds that
+    is not its metadata (a package folder, a module file or an extension module)."""
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    tops: set[str] = set()
+    for name in names:
+        top, sep, _ = name.partition("/")
+        if top.endswith((".dist-info", ".data")):
+            continue
+        module = top if sep else top.split(".")[0] if top.endswith((".py", ".so", ".pyd")) else ""
+        if module.isidentifier():
+            tops.add(module)
+    return tops
 
 
 def _dockerfile(base_id: str, pip_wheel: str, install: bool) -> str:
@@ -150,27 +220,36 @@ def _dockerfile(base_id: str, pip_wheel: str, install: bool) -> str:
             " && rm -rf /tmp/envbuild",
             "USER 2000:2000",
         ]
+    # Native math libraries start a thread per CPU of the host at import: one each, under the
+    # sandbox's process limit (and the CPU quota it would not get anyway).
+    lines.append("ENV OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMEXPR_MAX_THREADS=1")
     return "\n".join(lines) + "\n"
 
 
-def _build(client: Client, ctx: Path, digest: str, base_id: str, packages: list[str]) -> str:
+def _build(client: Client, ctx: Path, digest: str, base_id: str, packages: list[str], modules: list[str]) -> str:
+    labels = {
+        LABEL_ENV: digest,
+        LABEL_BUILT_ON: base_id,
+        LABEL_PACKAGES: json.dumps(packages),
+        LABEL_MODULES: json.dumps(modules),
+    }
     return build_image(
         client,
         path=ctx,
-        tag=f"{ENV_REPO}:{digest[:16]}",
-        labels={LABEL_ENV: digest, LABEL_BUILT_ON: base_id, LABEL_PACKAGES: json.dumps(packages)},
+        tag=env_tag(digest),
+        labels=labels,
         what="environment image",
     )
 
 
-def probe_target(base_id: str) -> dict[str, object]:
+def probe_target(backend: DockerBackend, base_id: str) -> dict[str, object]:
     """The sandbox interpreter's version, ABIs and platforms (what `pip download` must fetch for)."""
     cache = cache_dir() / "targets" / f"{base_id.replace(':', '_')}.json"
     if cache.is_file():
         cached: dict[str, object] = json.loads(cache.read_text())
         return cached
     job = SandboxJob(image=base_id, command=["python3", "-I", "-c", _PROBE], limits=Limits(timeout_s=60))
-    raw = DockerBackend().run(job)
+    raw = backend.run(job)
     try:
         target: dict[str, object] = json.loads(raw.stdout.decode().strip().splitlines()[-1])
     except (ValueError, IndexError) as exc:

@@ -1,0 +1,149 @@
+"""numpy and pandas values cross as data (verifier/runner/scidata.py): exact round trips, what
+stays a handle, what a receiver refuses, and argument mutation carried back (no engine: the
+codec on its own; tests/adversarial/test_scidata_forgery.py runs it between real processes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis.extra import numpy as hnp
+
+from verifier.runner import proxy, scidata, wire
+
+
+def _crossed(value: Any, refer: wire.Refer | None = None) -> Any:
+    encoded = wire.encode(value, refer=refer)
+    return wire.decode(wire.loads(wire.dumps(encoded), max_values=1 << 20))
+
+
+def _same_array(a: Any, b: Any) -> None:
+    assert type(b) is np.ndarray and b.dtype == a.dtype and b.shape == a.shape
+    assert b.tobytes() == a.tobytes()  # exact: every bit, NaN payloads and signed zeros too
+
+
+@given(hnp.arrays(hnp.scalar_dtypes(), hnp.array_shapes(min_dims=0, max_dims=3, max_side=4)))
+@settings(max_examples=60, deadline=None)
+def test_arrays_cross_exactly(array: Any) -> None:
+    _same_array(array, _crossed(array))
+
+
+def test_scalars_object_arrays_and_order() -> None:
+    for scalar in (np.float64(-0.0), np.int8(-3), np.bool_(True), np.datetime64("2020-01-02", "D"), np.str_("x")):
+        back = _crossed(scalar)
+        assert type(back) is type(scalar) and back.tobytes() == scalar.tobytes()
+    mixed = np.array([1, "a", None, [1, 2], np.float32(2)], dtype=object)
+    back = _crossed(mixed)
+    assert back.dtype == object and back.tolist() == mixed.tolist() and type(back[4]) is np.float32
+    fortran = np.asfortranarray(np.arange(6).reshape(2, 3))
+    assert (_crossed(fortran) == fortran).all()
+    assert _crossed(np.array(1.5)).shape == ()
+
+
+def test_pandas_values_cross_with_index_names_and_dtypes() -> None:
+    series = pd.Series([1.5, np.nan], index=pd.Index([10, 20], name="k"), name="x")
+    pd.testing.assert_series_equal(_crossed(series), series, check_exact=True)
+    frame = pd.DataFrame(
+        {"a": np.array([1, 2], dtype="int32"), "b": [0.5, 1.5], "t": pd.to_datetime(["2020-01-01", "2021-01-01"])},
+        index=pd.RangeIndex(5, 7, name="row"),
+    )
+    pd.testing.assert_frame_equal(_crossed(frame), frame, check_exact=True)
+    days = pd.date_range("2020-01-01", periods=3, freq="D", name="t")
+    back = _crossed(days)
+    pd.testing.assert_index_equal(back, days, exact=True)
+    assert back.freq == days.freq
+    dup = pd.DataFrame([[1, 2]], columns=["c", "c"])
+    pd.testing.assert_frame_equal(_crossed(dup), dup)
+    empty = pd.DataFrame(index=pd.RangeIndex(0))
+    pd.testing.assert_frame_equal(_crossed(empty), empty)
+    text = pd.DataFrame({"name": ["x", None], "other": pd.Series(["y", None], dtype="string")})
+    pd.testing.assert_frame_equal(_crossed(text), text, check_exact=True)  # pandas' string dtypes too
+
+
+def test_other_library_types_stay_references() -> None:
+    """A subclass, a masked array, an extension dtype or a MultiIndex is no data: a reference
+    (a handle on the trusted side), or refused where nothing may be referred to."""
+    referred: list[Any] = []
+
+    def refer(obj: Any) -> Any:
+        referred.append(obj)
+        return ["H", [len(referred), type(obj).__name__, "object", [], []]]
+
+    class Forged(np.ndarray):
+        def __eq__(self, other: object) -> Any:
+            return True
+
+    others = [
+        np.arange(3).view(Forged),
+        np.ma.masked_array([1, 2], mask=[0, 1]),
+        np.zeros(2, dtype=[("a", "i4")]),
+        pd.Series(["a", None], dtype="category"),
+        pd.Series([1, None], dtype="Int64"),
+        pd.MultiIndex.from_tuples([(1, 2)]),
+        pd.Timestamp("2020-01-01"),
+        np.array([object()], dtype=object),
+    ]
+    for value in others:
+        assert wire.encode(value, refer=refer)[0] == "H"
+        with pytest.raises(wire.BadWireValue):
+            wire.encode(value)
+    assert len(referred) == len(others)
+
+
+@pytest.mark.parametrize(
+    ("forged", "why"),
+    [
+        (["NA", ["<f8", [10**6], "AAAAAAAAAAA="]], "a shape the bytes do not fill"),
+        (["NA", ["<f8", [2**41, 0], ""]], "a dimension over MAX_DIM"),
+        (["NA", ["<f8", [1] * 33, "AAAAAAAAAAA="]], "more dimensions than MAX_NDIM"),
+        (["NA", ["<U99999999", [1], ""]], "an itemsize over MAX_ITEMSIZE"),
+        (["NA", ["S0", [2**40], ""]], "an itemsize of 0 with a huge shape"),
+        (["NA", ["V8", [1], "AAAAAAAAAAA="]], "a void dtype"),
+        (["NA", ["[('a', '<i4')]", [1], "AAAAAA=="]], "a structured dtype"),
+        (["NA", ["(2,)i4", [1], "AAAAAAAAAAA="]], "a subarray dtype"),
+        (["NA", ["|O", [1], [["H", [1, "x", "object", [], []]]]]], "a reference inside an object array"),
+        (["NA", ["|O", [2], [1]]], "fewer elements than the shape"),
+        (["NA", ["<f8", [1], "!!!"]], "data that is not base64"),
+        (["NS", ["|O", ""]], "an object scalar"),
+        (["PS", [["NA", ["<f8", [2], "A" * 20 + "A="]], ["PR", [0, 3, 1, None]], None]], "values and index differ"),
+        (["PR", [0, 2**62, 1, None]], "a RangeIndex longer than MAX_DIM"),
+        (["PR", [0, 10, 1, [1]]], "an unhashable name"),
+        (["PI", ["MultiIndex", None, ["<i8", [0], ""], None]], "an index class that does not cross"),
+    ],
+)
+def test_forged_wire_forms_are_refused(forged: Any, why: str) -> None:
+    with pytest.raises(wire.BadWireValue):
+        wire.decode(forged)
+
+
+def test_mutation_of_arrays_and_frames_is_carried_back() -> None:
+    array = np.zeros(3)
+    kept = array
+    frame = pd.DataFrame({"a": [1, 2]})
+    series = pd.Series([1.0, 2.0], name="s")
+    args = [array, frame, series, {"inner": np.ones(2)}]
+    after_frame = frame.copy()
+    after_frame["b"] = [3, 4]
+    after_series = series.copy()
+    after_series.iloc[0] = 9.0
+    after = [np.array([1.0, 2.0, 3.0]), after_frame, after_series, {"inner": np.array([5.0, 5.0])}]
+    assert proxy._has_mutable(tuple(args))
+    proxy._sync_in_place(args, _crossed(after))
+    assert args[0] is kept and kept.tolist() == [1.0, 2.0, 3.0]
+    assert list(frame.columns) == ["a", "b"] and frame["b"].tolist() == [3, 4]
+    assert series.tolist() == [9.0, 2.0] and series.name == "s"
+    assert args[3]["inner"].tolist() == [5.0, 5.0]
+    index = pd.Index([1, 2])
+    holder = [index]
+    proxy._sync_in_place(holder, [pd.Index([1, 2])])
+    assert holder[0] is index  # equal: nothing replaced, and never an elementwise `==` asked for truth
+
+
+def test_the_codec_is_standard_library_only_at_import() -> None:
+    source = scidata.__file__
+    with open(source) as handle:
+        text = handle.read()
+    assert "import numpy" not in text and "import pandas" not in text
