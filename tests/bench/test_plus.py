@@ -196,3 +196,14 @@ def test_the_runner_reads_hypothesis_explicit_examples() -> None:
     exc = AssertionError("x")
     exc.add_note("Failing explicit example: test_plus(\n    args=[-1, 10],\n)")
     assert falsifying_example(exc) == "test_plus(args=[-1, 10])"
+
+
+def test_arguments_of_equal_length_stay_equal() -> None:
+    seeds = [["111000", "101010"], ["1", "1"], ["0101", "0000"]]  # HumanEval/11's string_xor
+    assert plus_gen.equal_lengths(seeds) == [(0, 1)]
+    shape_of = plus_gen.shapes(seeds)
+    assert plus_gen.fits(["10", "01"], shape_of, [(0, 1)])
+    assert not plus_gen.fits(["10", "0"], shape_of, [(0, 1)])
+    assert not plus_gen.fits(["12", "01"], shape_of, [(0, 1)])  # "2" is no character of the base inputs'
+    made = plus_gen.generate(seeds, lambda args: None, count=20)
+    assert made.inputs and all(len(a) == len(b) for a, b in map(ast.literal_eval, made.inputs))

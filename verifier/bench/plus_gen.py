@@ -153,6 +153,24 @@ def shapes(bases: Iterable[Args]) -> dict[Path, Shape]:
     return found
 
 
+def equal_lengths(bases: Sequence[Args]) -> list[tuple[int, int]]:
+    """Pairs of arguments that have the same length in every base input (two strings or lists
+    compared position by position, like string_xor's): a shape of the input as a whole."""
+    sized = [b for b in bases if b]
+    if len(sized) < 2:
+        return []
+    arity = min(len(b) for b in sized)
+    pairs = []
+    for i in range(arity):
+        for j in range(i + 1, arity):
+            if all(
+                isinstance(b[i], str | list | tuple) and isinstance(b[j], str | list | tuple) and len(b[i]) == len(b[j])
+                for b in sized
+            ):
+                pairs.append((i, j))
+    return pairs
+
+
 def literal(value: Any) -> bool:
     """Whether `value` survives `repr` and `ast.literal_eval` unchanged, types included."""
     try:
@@ -174,9 +192,12 @@ def _same_literal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def fits(args: Args, shape_of: dict[Path, Shape]) -> bool:
+def fits(args: Args, shape_of: dict[Path, Shape], equal: Sequence[tuple[int, int]] = ()) -> bool:
     """Whether an input keeps the shape of the base inputs at every place (what the mutation
-    steps do not ensure as they go: order, brackets, lengths, numbers within the range)."""
+    steps do not ensure as they go: order, brackets, lengths, numbers within the range), and
+    the `equal` pairs of arguments keep their lengths equal."""
+    if any(i >= len(args) or j >= len(args) or len(args[i]) != len(args[j]) for i, j in equal):
+        return False
 
     def ok(value: Any, path: Path) -> bool:
         shape = shape_of.get(path)
@@ -391,6 +412,7 @@ def generate(
     if not bases:
         return Generated([], 0, {"no base input": 1})
     shape_of = shapes(bases)
+    equal = equal_lengths(bases)
     known = {repr(b) for b in bases}
     kept: list[str] = []
     rejected: dict[str, int] = {}
@@ -418,7 +440,7 @@ def generate(
         known.add(text)
         if len(text) > MAX_INPUT_CHARS or not literal(args):
             return refuse("too long or not a literal")
-        if not fits(args, shape_of):
+        if not fits(args, shape_of, equal):
             return refuse("not the base inputs' shape")
         why = judge(copy.deepcopy(args))
         if why is not None:
