@@ -150,9 +150,10 @@ def test_made_once_cached_by_digest_and_a_crash_costs_one_problem(tmp_path: Path
     assert now == 0 and again == made
     assert plus.digest(chosen["HumanEval/53"], 16) != made["HumanEval/53"].digest  # the count is in the key
     other = plus.digest(chosen["HumanEval/23"], 15)
-    (tmp_path / f"{other}.json").write_text(json.dumps({"digest": other, "version": 1, "inputs": "nope"}))
+    code = ["__import__('os').system('true')"]  # not a literal: never shipped to a suite
+    (tmp_path / f"{other}.json").write_text(json.dumps({"task_id": "x", "digest": other, "version": 1, "inputs": code}))
     again, now = plus.make(chosen, count=15, cache=tmp_path)
-    assert now == 1 and again == made  # a cache file that is not ours is made again, the same
+    assert now == 1 and again == made  # a cache file that is not ours is made again (the same)
     # a canonical solution that ends its process: that problem gets an error, the rest are made
     line = {**PROBLEMS["HumanEval/23"].line, "canonical_solution": "    import os\n    os._exit(3)\n"}
     broken = datasets.humaneval_problem(line, "test")

@@ -20,6 +20,7 @@ plus when the plus suite's evidence passes too, as EvalPlus reports both.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -133,8 +134,11 @@ class PlusInputs:
     def from_answer(cls, answer: Mapping[str, Any], key: str) -> PlusInputs:
         """From the worker's answer (or a cache file); raises ValueError when it is not one."""
         inputs = answer.get("inputs")
-        if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
-            raise ValueError("inputs: not a list of strings")
+        if not isinstance(inputs, list) or not all(isinstance(i, str) and "\n" not in i for i in inputs):
+            raise ValueError("inputs: not a list of one-line strings")
+        for text in inputs:  # each one argument list, as a Python literal (what the suite reads)
+            if not isinstance(ast.literal_eval(text), list):
+                raise ValueError(f"inputs: not an argument list: {text[:100]!r}")
         return cls(
             task_id=str(answer["task_id"]),
             digest=key,
@@ -152,7 +156,7 @@ def _cached(path: Path, key: str) -> PlusInputs | None:
         if data.get("digest") != key or data.get("version") != GENERATOR_VERSION:
             return None
         return PlusInputs.from_answer(data, key)
-    except (OSError, ValueError, KeyError, TypeError):  # absent, or not ours: made again
+    except (OSError, ValueError, KeyError, TypeError, SyntaxError, MemoryError, RecursionError):  # not ours: made again
         return None
 
 
