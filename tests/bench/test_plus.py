@@ -97,7 +97,7 @@ def test_inputs_keep_the_shapes_the_base_inputs_share(answers: dict[str, dict[st
     assert all(len(a) == 2 and all(isinstance(i, tuple) and len(i) == 2 for i in a) for a in intervals)
     assert all(a <= b for pair in intervals for a, b in pair)  # every base interval is sorted
     dicts = [ast.literal_eval(t)[0] for t in answers["HumanEval/95"]["inputs"]]
-    assert any(any(isinstance(k, int) for k in d) for d in dicts)  # an int key, as one base dict has
+    assert all(type(k) in (int, str) and type(v) is str for d in dicts for k, v in d.items())  # as the base's
 
 
 def test_the_canonical_solution_is_defined_on_every_kept_input(answers: dict[str, dict[str, Any]]) -> None:
