@@ -208,3 +208,7 @@ def test_arguments_of_equal_length_stay_equal() -> None:
     assert not plus_gen.fits(["12", "01"], shape_of, [(0, 1)])  # "2" is no character of the base inputs'
     made = plus_gen.generate(seeds, lambda args: None, count=20)
     assert made.inputs and all(len(a) == len(b) for a, b in map(ast.literal_eval, made.inputs))
+
+
+def test_seeds_drawn_at_random_by_a_check_are_the_same_each_time() -> None:
+    assert _seeds("HumanEval/53") == _seeds("HumanEval/53")  # its check calls random.randint unseeded
