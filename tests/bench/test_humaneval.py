@@ -113,18 +113,19 @@ def test_limits_from_the_canonical_solutions_in_the_sandbox(sandbox_image: str, 
 
 @pytest.mark.docker
 def test_plus_rejects_a_mutant_that_passes_base_and_names_its_input(sandbox_image: str, tmp_path: Path) -> None:
-    """`--plus` in the real sandbox: HumanEval/43's mutant (pairs j from i + 2, so adjacent pairs
-    are missed) passes the problem's own check; the plus inputs, made on the host and cached,
-    reject it, and the input that did is the evidence's falsifying example. The canonical
-    solution passes both; a second run finds the inputs in the cache."""
+    """`--plus` in the real sandbox: HumanEval/40's seeded mutant (bench/mutants.py: j from i - 1,
+    so an element can count twice) passes the problem's own check; the plus inputs, made on the
+    host, reject it, and the input that did is the evidence's falsifying example, one of the
+    inputs made. The canonical solution passes both."""
     pytest.importorskip("hypothesis")
     from verifier.bench import plus as plus_mod
 
-    canonical = PROBLEMS["HumanEval/43"].line["canonical_solution"]
-    mutant = canonical.replace("range(i + 1, len(l))", "range(i + 2, len(l))")
+    task = "HumanEval/40"
+    canonical = PROBLEMS[task].line["canonical_solution"]
+    mutant = canonical.replace("range(i + 1, len(l))", "range(i - 1, len(l))")
     assert mutant != canonical
-    samples = [he.Sample("HumanEval/43", canonical, {}), he.Sample("HumanEval/43", mutant, {})]
-    work = he.Workload({"HumanEval/43": PROBLEMS["HumanEval/43"]}, samples)
+    samples = [he.Sample(task, canonical, {}), he.Sample(task, mutant, {})]
+    work = he.Workload({task: PROBLEMS[task]}, samples)
     options = he.Options(ks=(1, 2), workers=2, image=sandbox_image, progress=False, plus=True, plus_inputs=25)
     run = he.evaluate(work, options, plus_cache=tmp_path)
     assert [ev.ok for ev in run.evidence] == [True, True]  # the base tests cannot tell them apart
@@ -133,7 +134,7 @@ def test_plus_rejects_a_mutant_that_passes_base_and_names_its_input(sandbox_imag
     assert failure.test_id.endswith("test_plus.py::test_plus") and failure.kind.value == "assertion"
     example = failure.falsifying_example or ""
     assert example.startswith("test_plus(args=[[") and example.endswith("]])"), example
-    made = plus_mod.make({"HumanEval/43": PROBLEMS["HumanEval/43"]}, count=25, cache=tmp_path)[0]["HumanEval/43"]
+    made = plus_mod.make({task: PROBLEMS[task]}, count=25, cache=tmp_path)[0][task]
     shown = example.removeprefix("test_plus(args=").removesuffix(")")
     assert shown in made.inputs  # one of the inputs made on the host, as it was shipped
     summary = run.summary
