@@ -11,7 +11,9 @@ Three runs, each a whole process with a fresh evidence store:
                 are made in this run
     plus-warm   ... --plus, with that cache: the inputs found there, as in every later run
 
-Reported: the mutants each of base and base+plus rejects (and the ones both let through, with
+Our sandboxes take their slots from a folder of their own (`VERIFIER_SLOTS_DIR`), so they do not
+queue behind other processes' verifications on a shared machine. Reported: the mutants each of
+base and base+plus rejects (and the ones both let through, with
 their mutation), the canonical solutions that pass both, the correct solutions that plus
 rejects (false rejections, each with its failing input), the wall times, and the plus inputs.
 
@@ -109,6 +111,7 @@ def main() -> int:
     rows = samples()
     with tempfile.TemporaryDirectory(prefix="plus-strength-") as folder:
         tmp = Path(folder)
+        os.environ["VERIFIER_SLOTS_DIR"] = str(tmp / "slots")
         cache = {"XDG_CACHE_HOME": str(tmp / "cache")}
         workers = ["--workers", str(args.workers)]
         plus = [*workers, "--plus", "--plus-inputs", str(args.plus_inputs), "--details"]
