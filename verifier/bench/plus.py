@@ -195,9 +195,14 @@ def make(
             _store(cache / f"{made.digest}.json", made)
 
     processes = max(1, min(len(requests), os.cpu_count() or 1))
+    workers = _Workers()
     with ThreadPoolExecutor(processes) as pool:  # one generator process a core, each its share
-        shares = pool.map(lambda share: _ask_worker(share, keep), [requests[i::processes] for i in range(processes)])
-        answers = {task: answer for share in shares for task, answer in share.items()}
+        shares = pool.map(lambda share: workers.ask(share, keep), [requests[i::processes] for i in range(processes)])
+        try:
+            answers = {task: answer for share in shares for task, answer in share.items()}
+        except BaseException:  # Ctrl-C: end every generator process now, start no other
+            workers.halt()
+            raise
     for task, answer in answers.items():
         found[task] = PlusInputs.from_answer(answer, keys[task])
     return {task: found[task] for task in keys}, len(todo)
@@ -213,43 +218,74 @@ def _request(problem: Problem, count: int) -> dict[str, Any]:
     }
 
 
-def _ask_worker(
-    requests: list[dict[str, Any]], on_answer: Callable[[dict[str, Any]], None]
-) -> dict[str, dict[str, Any]]:
-    """Every request's answer from `plus_worker` processes, one problem at a time, each handed
-    to `on_answer` as it arrives (so an interrupted run keeps what it made). When a process ends
-    before it answered (out of memory, a crash, the wall-clock backstop), the problem it was on
-    gets an error and a new process takes the rest."""
-    answers: dict[str, dict[str, Any]] = {}
-    todo = list(requests)
-    while todo:
-        with tempfile.TemporaryFile() as err, _worker(err) as proc:
-            assert proc.stdin is not None and proc.stdout is not None
-            while todo:
-                backstop = threading.Timer(WORKER_WALL_S_PER_PROBLEM, proc.kill)
-                backstop.start()
-                try:
-                    proc.stdin.write(json.dumps(todo[0]) + "\n")
-                    proc.stdin.flush()
-                    line = proc.stdout.readline()
-                except OSError:  # the process is gone
-                    line = ""
-                finally:
-                    backstop.cancel()
-                if not line:
-                    break
-                answer = json.loads(line)
-                answers[str(answer["task_id"])] = answer
-                on_answer(answer)
-                todo.pop(0)
-            if todo:  # the one it was on when it stopped
+class _Workers:
+    """The generator processes of one `make`: each share asks its own, one problem at a time;
+    `halt` (Ctrl-C) kills the live ones and lets no other start."""
+
+    def __init__(self) -> None:
+        self.stopped = threading.Event()
+        self.lock = threading.Lock()
+        self.live: set[subprocess.Popen[str]] = set()
+
+    def halt(self) -> None:
+        self.stopped.set()
+        with self.lock:
+            for proc in self.live:
                 proc.kill()
-                proc.wait()
-                err.seek(0)
-                why = f"the generator's process ended ({proc.returncode}): {err.read().decode(errors='replace')[-200:]}"
-                first = todo.pop(0)
-                answers[first["task_id"]] = {"task_id": first["task_id"], "inputs": [], "error": why.strip()}
-    return answers
+
+    def ask(
+        self, requests: list[dict[str, Any]], on_answer: Callable[[dict[str, Any]], None]
+    ) -> dict[str, dict[str, Any]]:
+        """Every request's answer, each handed to `on_answer` as it arrives (so an interrupted
+        run keeps what it made). When a process ends before it answered (out of memory, a
+        crash, the wall-clock backstop), the problem it was on gets an error and a new process
+        takes the rest."""
+        answers: dict[str, dict[str, Any]] = {}
+        todo = list(requests)
+        while todo and not self.stopped.is_set():
+            with tempfile.TemporaryFile() as err, _worker(err) as proc:
+                with self.lock:
+                    self.live.add(proc)
+                try:
+                    self._serve(proc, todo, answers, on_answer)
+                finally:
+                    with self.lock:
+                        self.live.discard(proc)
+                if todo and not self.stopped.is_set():  # the one it was on when it stopped
+                    proc.kill()
+                    proc.wait()
+                    err.seek(0)
+                    said = err.read().decode(errors="replace").strip()[-200:]
+                    first = todo.pop(0)
+                    why = f"the generator's process ended ({proc.returncode}): {said}"
+                    answers[first["task_id"]] = {"task_id": first["task_id"], "inputs": [], "error": why}
+        return answers
+
+    def _serve(
+        self,
+        proc: subprocess.Popen[str],
+        todo: list[dict[str, Any]],
+        answers: dict[str, dict[str, Any]],
+        on_answer: Callable[[dict[str, Any]], None],
+    ) -> None:
+        assert proc.stdin is not None and proc.stdout is not None
+        while todo and not self.stopped.is_set():
+            backstop = threading.Timer(WORKER_WALL_S_PER_PROBLEM, proc.kill)
+            backstop.start()
+            try:
+                proc.stdin.write(json.dumps(todo[0]) + "\n")
+                proc.stdin.flush()
+                line = proc.stdout.readline()
+            except OSError:  # the process is gone
+                line = ""
+            finally:
+                backstop.cancel()
+            if not line:
+                return
+            answer = json.loads(line)
+            answers[str(answer["task_id"])] = answer
+            on_answer(answer)
+            todo.pop(0)
 
 
 @contextmanager
