@@ -212,3 +212,17 @@ def test_arguments_of_equal_length_stay_equal() -> None:
 
 def test_seeds_drawn_at_random_by_a_check_are_the_same_each_time() -> None:
     assert _seeds("HumanEval/53") == _seeds("HumanEval/53")  # its check calls random.randint unseeded
+
+
+def test_halt_ends_the_generator_process_and_starts_no_other() -> None:
+    """What Ctrl-C does while inputs are made: the live process is killed, the rest not asked."""
+    workers = plus._Workers()
+    requests = [plus._request(PROBLEMS[t], 100) for t in list(PROBLEMS)[:30]]  # many seconds of work
+    seen: list[str] = []
+
+    def first_answer_halts(answer: dict[str, Any]) -> None:
+        seen.append(answer["task_id"])
+        workers.halt()
+
+    answers = workers.ask(requests, first_answer_halts)
+    assert len(answers) == len(seen) == 1 and not workers.live
