@@ -143,6 +143,7 @@ def counting(jobs: list[SandboxJob]) -> Callable[[SandboxJob], RawRun]:
         (["--timeout", "0"], "--timeout must be more than 0 seconds"),
         (["--report", "PROBLEMS"], "exists and is not a folder"),
         (["--ray", "auto", "--policy", "cold"], "--ray runs warm pools on the nodes"),
+        (["--plus", "--plus-inputs", "0"], "--plus-inputs must be 1 to 10000, not 0"),
     ],
 )
 def test_every_input_is_checked_before_a_sandbox_starts(
@@ -269,3 +270,40 @@ def test_the_report_option_makes_the_page_from_the_runs_files(tmp_path: Path, fa
     assert data["statuses"]["failed"] == 1 and data["failure_kinds"] == {"assertion": 1}
     assert data["run"]["wall_s"] == out["wall_s"] and len(data["latency"]["values"]) == 3
     assert (tmp_path / "report" / "summary.png").is_file() and (tmp_path / "report" / "index.html").is_file()
+
+
+def test_plus_verifies_each_sample_again_with_its_plus_suite(
+    tmp_path: Path, fake_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--plus: the inputs are made on the host (the real generator, cached under
+    XDG_CACHE_HOME), every sample runs twice (its base suite, then its plus suite with the
+    inputs in it), and base and base+plus are reported side by side; a rerun serves both."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    jobs: list[SandboxJob] = []
+
+    def plus_fails(job: SandboxJob) -> RawRun:
+        jobs.append(job)
+        files = read_job(io.BytesIO(job.stdin))
+        assert files is not None
+        if "plus_inputs.txt" not in files[2]:
+            return answer(job)
+        record = FailureRecord(test_id="test_plus.py::test_plus", kind="assertion", summary="an assertion failed")
+        return answer(job, counts=JobCounts(expected=2, passed=1, failed=1), failures=[record])
+
+    fake_sandbox(plus_fails)
+    path = samples(tmp_path, {"HumanEval/53": 2})
+    done = bench(str(path), "--plus", "--plus-inputs", "7", "--k", "1")
+    assert done.exit_code == 0, done.output
+    out = summary(done.stdout)
+    assert out["base_vs_plus"] == {"pass@1": {"base": 1.0, "base+plus": 0.0}}
+    assert out["plus"]["inputs"]["total"] == 7 and out["plus"]["verified"] == 1
+    assert "base+plus" in done.stderr and "(7 plus inputs)" in done.stderr
+    plus_files = read_job(io.BytesIO(jobs[-1].stdin))
+    assert plus_files is not None
+    shipped = plus_files[2]["plus_inputs.txt"].decode().splitlines()
+    assert len(shipped) == 7 and {"test_humaneval.py", "test_plus.py"} <= set(plus_files[2])
+    rows = [json.loads(x) for x in Path(f"{path}_results.jsonl").read_text().splitlines()]
+    assert [(r["passed"], r["plus_passed"], r["plus_status"]) for r in rows] == [(True, False, "failed")] * 2
+    again = bench(str(path), "--plus", "--plus-inputs", "7", "--k", "1")
+    assert again.exit_code == 0 and len(jobs) == 2  # both verdicts from the store, the inputs from the cache
+    assert "making plus inputs" not in again.stderr

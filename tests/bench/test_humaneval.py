@@ -115,3 +115,39 @@ def test_limits_from_the_canonical_solutions_in_the_sandbox(sandbox_image: str, 
     with EvidenceStore(tmp_path / "canonical.jsonl") as cache:
         again = he.evaluate(work, options, canonical_cache=cache)
     assert again.summary["limits_from_canonical"]["measured"] == 0  # served from the cache
+
+
+@pytest.mark.docker
+def test_plus_rejects_a_mutant_that_passes_base_and_names_its_input(sandbox_image: str, tmp_path: Path) -> None:
+    """`--plus` in the real sandbox: HumanEval/40's seeded mutant (bench/mutants.py: j from i - 1,
+    so an element can count twice) passes the problem's own check; the plus inputs, made on the
+    host, reject it, and the input that did is the evidence's falsifying example, one of the
+    inputs made. The canonical solution passes both."""
+    pytest.importorskip("hypothesis")
+    from verifier.bench import plus as plus_mod
+
+    task = "HumanEval/40"
+    canonical = PROBLEMS[task].line["canonical_solution"]
+    mutant = canonical.replace("range(i + 1, len(l))", "range(i - 1, len(l))")
+    assert mutant != canonical
+    samples = [he.Sample(task, canonical, {}), he.Sample(task, mutant, {})]
+    work = he.Workload({task: PROBLEMS[task]}, samples)
+    options = he.Options(ks=(1, 2), workers=2, image=sandbox_image, progress=False, plus=True, plus_inputs=25)
+    run = he.evaluate(work, options, plus_cache=tmp_path)
+    assert [ev.ok for ev in run.evidence] == [True, True]  # the base tests cannot tell them apart
+    assert [ev.ok for ev in run.plus_evidence] == [True, False]
+    (failure,) = run.plus_evidence[1].failures
+    assert failure.test_id.endswith("test_plus.py::test_plus") and failure.kind.value == "assertion"
+    example = failure.falsifying_example or ""
+    assert example.startswith("test_plus(args=[[") and example.endswith("]])"), example
+    made = plus_mod.make({task: PROBLEMS[task]}, count=25, cache=tmp_path)[0][task]
+    shown = example.removeprefix("test_plus(args=").removesuffix(")")
+    assert shown in made.inputs  # one of the inputs made on the host, as it was shipped
+    summary = run.summary
+    assert summary["base_vs_plus"]["pass@1"] == {"base": 1.0, "base+plus": 0.5}
+    assert summary["plus"]["inputs"]["total"] == 25 and summary["plus"]["passed"] == 1
+    rows = tmp_path / "results.jsonl"
+    he.write_results(rows, run, details=True)
+    wrong = json.loads(rows.read_text().splitlines()[1])
+    assert (wrong["passed"], wrong["plus_passed"], wrong["plus_status"]) == (True, False, "failed")
+    assert wrong["plus_failures"][0]["falsifying_example"] == example

@@ -51,17 +51,16 @@ def test_check():
     check(candidate)
 '''
 
-EVALPLUS_TEST = '''"""EvalPlus {task_id}: the candidate against the canonical solution, one test per input."""
-import copy
-import json
-import os
+#: The differential check of EvalPlus problems and of `--plus` inputs (`verifier.bench.plus`):
+#: the candidate's answer against the canonical solution's on the same arguments, equal, or for
+#: floats within `atol` and a relative 1e-7 with the same type and length (an `atol` of 0 on
+#: float answers means 1e-6), as EvalPlus compares; `find_zero` judged by its root.
+DIFFERENTIAL = """import copy
 
 _canonical = {{}}
 exec(compile({program!r}, "<canonical>", "exec"), _canonical)  # dataset text (trusted)
 ATOL = {atol!r}
 ROOT_ORACLE = {root_oracle!r}  # find_zero: any root of poly() within ATOL is right
-with open(os.path.join(os.path.dirname(__file__), "inputs.json")) as _fh:
-    INPUTS = json.load(_fh)
 
 from solution import {entry_point} as candidate  # noqa: E402  (the candidate, across the boundary)
 
@@ -100,7 +99,19 @@ def _check(args):
     expected = _canonical[{entry_point!r}](*copy.deepcopy(args))
     got = candidate(*copy.deepcopy(args))
     assert _same(got, expected), "the answer differs from the canonical solution's"
+"""
 
+EVALPLUS_TEST = (
+    '''"""EvalPlus {task_id}: the candidate against the canonical solution, one test per input."""
+import json
+import os
+
+with open(os.path.join(os.path.dirname(__file__), "inputs.json")) as _fh:
+    INPUTS = json.load(_fh)
+
+'''
+    + DIFFERENTIAL
+    + """
 
 def _test(args):
     def test():
@@ -112,7 +123,8 @@ def _test(args):
 for _group, _inputs in INPUTS.items():
     for _i, _args in enumerate(_inputs):
         globals()[f"test_{{_group}}_{{_i}}"] = _test(_args)
-'''
+"""
+)
 
 MBPP_TEST = '''"""MBPP task {task_id}: the dataset's asserts, one test each."""
 import math  # noqa: F401  (MBPP's asserts use math.isclose without importing it)

@@ -23,13 +23,14 @@ from verifier._distribution import install_hint
 from verifier.bench import harness
 from verifier.bench.datasets import Problem, read_lines
 from verifier.bench.harness import BenchRun, Job
-from verifier.bench.passk import DEFAULT_KS, REFERENCE_TIMEOUT_S, RUN_SLACK_S
+from verifier.bench.passk import DEFAULT_KS, PLUS_INPUTS, REFERENCE_TIMEOUT_S, RUN_SLACK_S
 from verifier.evidence import Evidence, FailureKind, Status
 from verifier.inputs import Candidate
 from verifier.limits import Limits, RunPolicy, Runtime
 
 if TYPE_CHECKING:
     from verifier.bench.calibrate import LimitRule
+    from verifier.bench.plus import PlusInputs
     from verifier.bench.store import EvidenceStore
     from verifier.verify import Verifier
 
@@ -237,10 +238,13 @@ def load(
 @dataclass(frozen=True)
 class HumanEvalRun(BenchRun):
     """A `bench humaneval` run: the samples (in the file's order) beside their evidence, and
-    the problems they were verified against (with their limits)."""
+    the problems they were verified against (with their limits); with `--plus`, each sample's
+    evidence under its problem's plus suite too (base + plus, `verifier.bench.plus`)."""
 
     samples: list[Sample]
     problems: dict[str, Problem] = field(default_factory=dict)
+    plus_evidence: list[Evidence] = field(default_factory=list)
+    plus_problems: dict[str, Problem] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -257,6 +261,10 @@ class Options:
     progress: bool = True
     #: EvalPlus's rule for per-problem limits (None: `timeout_s` for every problem).
     limit_rule: LimitRule | None = None
+    #: Also verify every sample against its problem's plus inputs (`verifier.bench.plus`), and
+    #: how many to make per problem.
+    plus: bool = False
+    plus_inputs: int = PLUS_INPUTS
 
 
 def evaluate(
@@ -265,11 +273,16 @@ def evaluate(
     *,
     store: EvidenceStore | None = None,
     canonical_cache: EvidenceStore | None = None,
+    plus_cache: Path | None = None,
+    plus_fresh: bool = False,
     say: Callable[[str], None] = lambda _: None,
 ) -> HumanEvalRun:
     """Verify every sample of `work` with its problem's tests, as `verifier bench humaneval`
     does; with a `store`, samples it holds a verdict for are not verified again, and every
-    new evidence is appended to it as it arrives. `wall_s` counts from the sandboxes' start."""
+    new evidence is appended to it as it arrives. With `options.plus`, then again with each
+    problem's plus suite (its inputs from `plus_cache`, a folder, or made now and kept there;
+    `plus_fresh`: made now in any case).
+    `wall_s` counts from the sandboxes' start."""
     from verifier.sandbox.admission import default_workers
 
     options = options or Options()
@@ -283,6 +296,7 @@ def evaluate(
         if cluster is not None and options.workers is None:
             slots = cluster.slots
         problems, calibration = _problems(work, options, verifier, slots, canonical_cache, say)
+        plus = _plus_problems(work, problems, options, (plus_cache, plus_fresh), say) if options.plus else None
         jobs, mapping = unique_jobs(work.samples, problems)
         _say_coverage(work, say)
         where = f" on {len(cluster.nodes)} Ray nodes" if cluster is not None else ""
@@ -306,9 +320,95 @@ def evaluate(
         summary |= {"problems_attempted": len(work.attempted), "problems_in_file": len(work.problems)}
         if calibration is not None:
             summary["limits_from_canonical"] = calibration
+        plus_run = None
+        if plus is not None:
+            plus_run = _verify_plus(verifier, work, plus[0], options, slots, store, say)
+            summary |= plus_summary(run.summary, plus_run.summary, plus[1])
+            summary["wall_s"] = round(time.monotonic() - started, 2)
         if cluster is not None:
             summary["ray"] = harness.cluster_summary(cluster)
-    return HumanEvalRun(evidence=run.evidence, summary=summary, samples=work.samples, problems=problems)
+    return HumanEvalRun(
+        evidence=run.evidence,
+        summary=summary,
+        samples=work.samples,
+        problems=problems,
+        plus_evidence=plus_run.evidence if plus_run is not None else [],
+        plus_problems=plus[0] if plus is not None else {},
+    )
+
+
+def _verify_plus(
+    verifier: Verifier,
+    work: Workload,
+    problems: dict[str, Problem],
+    options: Options,
+    slots: int,
+    store: EvidenceStore | None,
+    say: Callable[[str], None],
+) -> BenchRun:
+    """Every sample against its problem's plus suite (the same store, served where it holds one)."""
+    jobs, mapping = unique_jobs(work.samples, problems)
+    say(f"plus: {len(jobs)} distinct samples against their problems' plus inputs")
+    keys = [s.task_id for s in work.samples]
+    return harness.run(
+        verifier,
+        keys,
+        jobs,
+        mapping,
+        workers=slots,
+        started=time.monotonic(),
+        ks=options.ks,
+        progress=options.progress,
+        store=store,
+    )
+
+
+def _plus_problems(
+    work: Workload,
+    problems: dict[str, Problem],
+    options: Options,
+    cache: tuple[Path | None, bool],
+    say: Callable[[str], None],
+) -> tuple[dict[str, Problem], dict[str, PlusInputs]]:
+    """Every attempted problem's plus suite (a problem without plus inputs keeps its own suite,
+    so its plus verdict is its base verdict), and the inputs made for each."""
+    from verifier.bench import plus
+
+    attempted = {task: problems[task] for task in work.attempted}
+    made, now = plus.make(attempted, count=options.plus_inputs, cache=cache[0], fresh=cache[1], say=say)
+    plus_problems = {
+        task: plus.plus_problem(p, made[task]) if task in made and made[task].inputs else p
+        for task, p in attempted.items()
+    }
+    missing = sorted(task for task in attempted if task not in made or not made[task].inputs)
+    total = sum(len(m.inputs) for m in made.values())
+    say(f"plus inputs: {total} for {len(attempted) - len(missing)} problems ({now} made now, the rest cached)")
+    if missing:
+        shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+        say(f"warning: {len(missing)} problem(s) have no plus inputs (base tests only there): {shown}")
+    return plus_problems, made
+
+
+def plus_summary(base: dict[str, Any], plus: dict[str, Any], made: dict[str, PlusInputs]) -> dict[str, Any]:
+    """The plus run's part of the summary: its pass@k beside the base's, its counts, and what
+    the inputs were made of."""
+    counts = sorted(len(m.inputs) for m in made.values())
+    ks = [key for key in base if key.startswith("pass@") and key != "pass@k_not_reported"]
+    return {
+        "base_vs_plus": {k: {"base": base[k], "base+plus": plus.get(k)} for k in ks},
+        "plus": {
+            **{key: plus[key] for key in plus if key.startswith("pass@")},
+            **{key: plus[key] for key in ("passed", "statuses", "verified", "from_store", "infra_errors", "wall_s")},
+            "inputs": {
+                "total": sum(counts),
+                "per_problem": {"min": counts[0], "median": counts[len(counts) // 2], "max": counts[-1]}
+                if counts
+                else {},
+                "problems_without": sorted(task for task, m in made.items() if not m.inputs),
+                "errors": {task: m.error for task, m in made.items() if m.error},
+            },
+        },
+    }
 
 
 def _problems(
@@ -355,8 +455,14 @@ def _say_coverage(work: Workload, say: Callable[[str], None]) -> None:
 def write_results(path: Path, run: HumanEvalRun, *, details: bool = False, reference: bool = False) -> None:
     """The results file, one line per sample, as the reference writes it: with our fields after
     the reference's, or (`reference`) exactly the reference's."""
+    plus: list[Evidence | None] = [*run.plus_evidence] or [None] * len(run.samples)
     with open(path, "w") as fh:
-        for sample, ev in zip(run.samples, run.evidence, strict=True):
+        for sample, ev, plus_ev in zip(run.samples, run.evidence, plus, strict=True):
             problem = run.problems[sample.task_id]
             row = reference_row(sample, ev, problem) if reference else result_row(sample, ev, problem, details=details)
+            if plus_ev is not None and not reference:
+                row |= {"plus_passed": plus_ev.ok, "plus_status": plus_ev.status.value}
+                row["plus_evidence_id"] = plus_ev.evidence_id
+                if details:
+                    row["plus_failures"] = failure_details(plus_ev, run.plus_problems[sample.task_id])
             fh.write(json.dumps(row) + "\n")

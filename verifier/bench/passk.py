@@ -19,6 +19,8 @@ REFERENCE_TIMEOUT_S = 3.0
 #: defaults (`evalplus.config`: DEFAULT_MIN_TIME_LIMIT, DEFAULT_GT_TIME_LIMIT_FACTOR).
 EVALPLUS_MIN_S = 4.0
 EVALPLUS_FACTOR = 4.0
+#: Plus inputs made per problem by `bench humaneval --plus` (`verifier.bench.plus`).
+PLUS_INPUTS = 100
 #: Room on top of the per-call limit for a sample's whole sandboxed run (interpreter start, the
 #: check's own work).
 RUN_SLACK_S = 10.0

@@ -12,7 +12,14 @@ import typer
 from rich.markup import escape
 
 from verifier._distribution import install_hint
-from verifier.bench.passk import DEFAULT_KS, EVALPLUS_FACTOR, EVALPLUS_MIN_S, REFERENCE_TIMEOUT_S, RUN_SLACK_S
+from verifier.bench.passk import (
+    DEFAULT_KS,
+    EVALPLUS_FACTOR,
+    EVALPLUS_MIN_S,
+    PLUS_INPUTS,
+    REFERENCE_TIMEOUT_S,
+    RUN_SLACK_S,
+)
 from verifier.cli.common import (
     Command,
     Group,
@@ -44,6 +51,8 @@ RAY_HELP = (
     "Verify on a Ray cluster (needs {hint}): its address, or auto for RAY_ADDRESS or the cluster started on "
     "this machine. A warm pool on every node; --workers defaults to the cluster's slots. See docs/scale.md."
 )
+#: The most plus inputs a problem may ask for (each one is a call into every sample).
+MAX_PLUS_INPUTS = 10_000
 
 
 def _ks(text: str) -> list[int]:
@@ -162,6 +171,19 @@ def humaneval(
     base_only: Annotated[
         bool, typer.Option("--base-only", help="EvalPlus problems: test base_input only (EvalPlus's --base-only).")
     ] = False,
+    plus: Annotated[
+        bool,
+        typer.Option(
+            "--plus",
+            help="Stronger tests, as EvalPlus's: verify every sample again against its problem's canonical solution "
+            "on inputs made from the types and shapes of the problem's own base inputs (HumanEval-format problems; "
+            "made on the host once per problem and cached), and report base and base+plus pass@k side by side.",
+        ),
+    ] = False,
+    plus_inputs: Annotated[
+        int,
+        typer.Option("--plus-inputs", metavar="N", help="With --plus: the inputs to make per problem (at most)."),
+    ] = PLUS_INPUTS,
     ray: Annotated[
         str | None,
         typer.Option(
@@ -199,6 +221,8 @@ def humaneval(
         raise fail(f"--workers must be at least 1, not {workers}", option="--workers")
     if limit is not None and limit < 1:
         raise fail(f"--limit must be at least 1, not {limit}", option="--limit")
+    if not 1 <= plus_inputs <= MAX_PLUS_INPUTS:
+        raise fail(f"--plus-inputs must be 1 to {MAX_PLUS_INPUTS}, not {plus_inputs}", option="--plus-inputs")
     ks = _ks(k)
     try:
         from verifier.bench import humaneval as he
@@ -209,14 +233,33 @@ def humaneval(
     except _INPUT_ERRORS as exc:
         raise _input_failure(exc, samples, problems) from None
     options = he.Options(ks=ks, timeout_s=timeout, policy=policy, workers=workers, runtime=runtime, ray=ray)
-    run = _run_humaneval(work, replace(options, limit_rule=rule), samples, fresh=no_cache)
+    options = replace(options, limit_rule=rule, plus=plus, plus_inputs=plus_inputs)
+    if plus:
+        try:
+            import hypothesis  # noqa: F401  (the plus inputs are made with it, on the host)
+        except ImportError:
+            raise fail(f"--plus: install the bench extra: {install_hint('bench')}", option="--plus") from None
+    run = _run_humaneval(work, options, samples, fresh=no_cache)
     out_path = Path(f"{samples}_results.jsonl")
     he.write_results(out_path, run, details=details)
     summary = {**run.summary, "results": str(out_path), "evidence": str(_store_path(samples))}
     if "ray" in summary:
         stderr().print(f"Ray: {summary['ray']['reruns']} samples rerun on another node after their node was lost")
+    if "plus" in summary:
+        _side_by_side(summary)
     _make_report(out_path, report, summary, ks)
     _report(summary, json_out, "the model")
+
+
+def _side_by_side(summary: dict[str, Any]) -> None:
+    """Base and base + plus pass@k, one line each k, on stderr (stdout holds the JSON)."""
+    err = stderr()
+    err.print(f"{'':8} {'base':>8} {'base+plus':>10}")
+    for k, pair in summary["base_vs_plus"].items():
+        plus = pair["base+plus"]
+        err.print(f"{k:8} {pair['base']:8.4f} {plus if plus is None else format(plus, '.4f'):>10}")
+    plus = summary["plus"]
+    err.print(f"{'passed':8} {summary['passed']:8d} {plus['passed']:10d}   ({plus['inputs']['total']} plus inputs)")
 
 
 def _alias(value: Any, alias: Any, option: str, reference: str) -> Any:
@@ -241,6 +284,12 @@ def _limit_rule(factor: float | None, min_limit: float | None) -> LimitRule | No
     if min_limit is not None and min_limit <= 0:
         raise fail(f"--min-limit must be more than 0 seconds, not {min_limit:g}", option="--min-limit")
     return LimitRule(factor=factor, min_s=EVALPLUS_MIN_S if min_limit is None else min_limit)
+
+
+def _plus_cache() -> Path:
+    from verifier.bench.plus import cache_dir
+
+    return cache_dir()
 
 
 def _store_path(samples: Path) -> Path:
@@ -283,6 +332,8 @@ def _run_humaneval(work: Workload, options: Options, samples: Path, *, fresh: bo
                 options,
                 store=store,
                 canonical_cache=cache,
+                plus_cache=_plus_cache() if options.plus else None,
+                plus_fresh=fresh,
                 say=lambda line: err.print(escape(line).replace("warning:", "[yellow]warning:[/]", 1)),
             )
         except SandboxUnavailable as exc:
@@ -415,9 +466,10 @@ def _report(summary: dict[str, Any], json_out: Path | None, whose: str) -> None:
     print(json.dumps(summary, indent=2))
     if json_out:
         json_out.write_text(json.dumps(summary, indent=2) + "\n")
-    if summary["infra_errors"]:
+    unverified = summary["infra_errors"] + summary.get("plus", {}).get("infra_errors", 0)
+    if unverified:
         raise fail(
-            f"{summary['infra_errors']} sample(s) could not be verified (infra_error or overloaded); "
+            f"{unverified} sample(s) could not be verified (infra_error or overloaded); "
             f"they are not verdicts on {whose}, and pass@k counts them as failed: rerun them",
             status="infra_error",
         )

@@ -18,8 +18,12 @@ from .protocol import MAX_DETAIL, MAX_EXAMPLE, MAX_FAILURES, FailureRecord, JobC
 from .proxy import CallAborted, CandidateSession
 
 #: Notes Hypothesis attaches to the exception of a failing example (its own text, from the
-#: generated input, written before the test ran), e.g. "Falsifying example: test_f(\n  x=1,\n)".
-_EXAMPLE_NOTE = re.compile(r"^(?:Falsifying(?: explicit)? example|Failing test case):\s*(.*)$", re.S)
+#: generated input, written before the test ran), e.g. "Falsifying example: test_f(\n  x=1,\n)";
+#: an explicit example (`@example`, as `bench humaneval --plus` runs its inputs) is "Failing
+#: explicit example: ..." in Hypothesis 6.1xx.
+_EXAMPLE_NOTE = re.compile(
+    r"^(?:Falsifying(?: explicit)? example|Failing (?:test case|explicit example)):\s*(.*)$", re.S
+)
 
 
 @dataclass(frozen=True)

