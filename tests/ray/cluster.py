@@ -48,6 +48,11 @@ def comm(pid: int) -> str:
         return ""
 
 
+#: How long a node may take to start and join: a bound against hangs, not a speed (on a busy
+#: machine, two CPU hogs and a test run beside it, Ray's processes take minutes to come up).
+NODE_START_S = 300.0
+
+
 @dataclass
 class RayNode:
     name: str
@@ -90,7 +95,7 @@ class LocalRayCluster:
         proc = subprocess.Popen(cmd, env=ENV, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         node = RayNode(name, temp, proc)
         self.nodes.append(node)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + NODE_START_S
         while not list(temp.glob("session_*/sockets/raylet")):
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"ray node {name} did not start:\n{(temp / 'ray-start.log').read_text()[-3000:]}")

@@ -13,11 +13,12 @@ from typing import Any
 import docker
 import pytest
 
-from tests.ray.cluster import LocalRayCluster
+from tests.ray.cluster import NODE_START_S, LocalRayCluster
 from verifier.sandbox.hardening import LABEL_MANAGED, LABEL_OWNER_PID
 
 
-def wait_for(predicate: Any, timeout: float = 60.0) -> bool:
+def wait_for(predicate: Any, timeout: float = 180.0) -> bool:
+    """Whether `predicate` holds within `timeout` s (a bound against hangs: a busy host is slow)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -39,7 +40,7 @@ def ray_cluster(sandbox_image: str) -> Iterator[LocalRayCluster]:
         cluster.start_head()
         cluster.add_node("node1")
         ray.init(address=cluster.address, log_to_driver=False)
-        assert wait_for(lambda: alive_nodes() == 2, 60), "the two Ray nodes did not come up"
+        assert wait_for(lambda: alive_nodes() == 2, NODE_START_S), "the two Ray nodes did not come up"
         yield cluster
     finally:
         ray.shutdown()

@@ -15,7 +15,7 @@ import pytest
 
 from bench.mutants import mutate
 from tests.conftest import EXAMPLE, SUITE
-from tests.ray.cluster import LocalRayCluster, ray_node_id
+from tests.ray.cluster import NODE_START_S, LocalRayCluster, ray_node_id
 from tests.ray.conftest import alive_nodes, containers_of, named_actors, wait_for
 from tests.ray.driver import slow_items
 from verifier import Limits, SandboxUnavailable, Status, Verifier
@@ -85,7 +85,7 @@ def test_a_node_killed_mid_batch_loses_no_sample_and_runs_none_twice(
 ) -> None:
     victim = ray_cluster.add_node("victim")
     try:
-        assert wait_for(lambda: alive_nodes() == 3), "the third node did not join"
+        assert wait_for(lambda: alive_nodes() == 3, NODE_START_S), "the third node did not join"
         victim_id = ray_node_id(victim)
         items = slow_items(24, 1.0)
         seen: Counter[int] = Counter()

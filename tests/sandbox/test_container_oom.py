@@ -9,6 +9,7 @@ import socket
 from collections.abc import Iterator
 from typing import Any
 
+from verifier.sandbox import attach
 from verifier.sandbox.container import Container
 
 
@@ -40,7 +41,7 @@ class Api:
 def container(api: Api, killed_for: str | None = None) -> Container:
     a, b = socket.socketpair()
     b.close()
-    box = Container(api, "verifier-x", "cid", a, "image", 1024)
+    box = Container(api, "verifier-x", "cid", attach.Stream(a), "image", 1024)
     box.killed_for = killed_for
     box.eof = True
     return box

@@ -365,11 +365,18 @@ class CandidateSession:
             if charged >= self.budget:
                 raise self._abort(CandidateTimeout(f"the run's {self.budget:g} s time limit ran out while {doing}"))
             waited = time.monotonic() - start_wall
-            if waited >= self.call_timeout * OVERLOAD_FACTOR or clock.wall() >= self.budget * OVERLOAD_FACTOR:
+            if waited >= self.call_timeout * OVERLOAD_FACTOR:
                 raise self._abort(
                     OverloadAbort(
                         f"the host was too busy: {doing} waited {waited:.0f} s for a CPU, "
                         f"too long to judge its {self.call_timeout:g} s limit"
+                    )
+                )
+            if clock.wall() >= self.budget * OVERLOAD_FACTOR:
+                raise self._abort(
+                    OverloadAbort(
+                        f"the host was too busy: the run took {clock.wall():.0f} s of wall-clock time, "
+                        f"{clock.charged():.0f} s of it charged, too long to judge its {self.budget:g} s limit"
                     )
                 )
             if not select.select([self.sock], [], [], POLL_S)[0]:
