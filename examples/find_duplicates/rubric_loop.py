@@ -26,6 +26,7 @@ import os
 import sys
 import textwrap
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +47,42 @@ CRITERIA = (
     "run_test_suite reports ok: true for the latest candidate",
     "find_duplicates meets the task (order, uniqueness, unhashable values, no mutation)",
 )
-SCRIPTED = (
-    "scripted (offline, no API key): the worker answers with buggy_set.py, then, "
-    "after the grader's feedback, with good.py; the grader calls run_test_suite and "
-    "bases its verdict on what the tool reported"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One task graded with sandboxed evidence: its suite, what the worker is asked, the rubric,
+    and, offline, the scripted worker's two answers (a wrong one, then after feedback a good one)."""
+
+    title: str
+    suite: Path
+    task: str
+    rubric: str
+    criteria: tuple[str, ...]
+    first: Path
+    first_words: str
+    second: Path
+    second_words: str
+
+    @property
+    def scripted(self) -> str:
+        return (
+            f"scripted (offline, no API key): the worker answers with {self.first.name}, then, "
+            f"after the grader's feedback, with {self.second.name}; the grader calls run_test_suite and "
+            "bases its verdict on what the tool reported"
+        )
+
+
+FIND_DUPLICATES = Scenario(
+    title="find_duplicates",
+    suite=SUITE,
+    task=TASK,
+    rubric=RUBRIC,
+    criteria=CRITERIA,
+    first=HERE / "buggy_set.py",
+    first_words="Here is my implementation:",
+    second=HERE / "good.py",
+    second_words="Revised to compare with == so lists work:",
 )
 
 
@@ -57,7 +90,7 @@ def _block(path: Path) -> str:
     return "```python\n" + path.read_text() + "```"
 
 
-def models(online: bool) -> tuple[Any, Any]:
+def models(online: bool, scenario: Scenario = FIND_DUPLICATES) -> tuple[Any, Any]:
     if online:
         from langchain.chat_models import init_chat_model
 
@@ -66,10 +99,10 @@ def models(online: bool) -> tuple[Any, Any]:
     from verifier.agents.scripted import ScriptedChatModel, evidence_grader, revising_worker
 
     worker = revising_worker(
-        "Here is my implementation:\n" + _block(HERE / "buggy_set.py"),
-        "Revised to compare with == so lists work:\n" + _block(HERE / "good.py"),
+        scenario.first_words + "\n" + _block(scenario.first),
+        scenario.second_words + "\n" + _block(scenario.second),
     )
-    return ScriptedChatModel(responder=worker), ScriptedChatModel(responder=evidence_grader(CRITERIA))
+    return ScriptedChatModel(responder=worker), ScriptedChatModel(responder=evidence_grader(scenario.criteria))
 
 
 # -- the story -------------------------------------------------------------------------
@@ -124,7 +157,14 @@ def detail_lines(detail: str) -> list[tuple[str, str]]:
     return [(label, text) for label, text in (("at", call), ("candidate said", error)) if text]
 
 
-def tell(story: Story, outcome: dict[str, Any], result: dict[str, Any], rubric: Any, online: bool) -> None:
+def tell(
+    story: Story,
+    outcome: dict[str, Any],
+    result: dict[str, Any],
+    rubric: Any,
+    online: bool,
+    scenario: Scenario = FIND_DUPLICATES,
+) -> None:
     """Each round: the worker's code, the evidence, the verdict and the feedback; then the decision."""
     from verifier.agents.candidates import GRADER_NAME, NoCandidate, candidate_in_text
     from verifier.agents.tools import compact_example
@@ -137,10 +177,10 @@ def tell(story: Story, outcome: dict[str, Any], result: dict[str, Any], rubric: 
     evaluations = rubric.recorder.evaluations(run_id) if run_id else []
     calls = rubric.recorder.tool_calls(run_id) if run_id else []
 
-    story.rule("find_duplicates, graded with sandboxed evidence")
+    story.rule(f"{scenario.title}, graded with sandboxed evidence")
     names = f"{os.environ.get('WORKING_MODEL')} / {os.environ.get('GRADER_MODEL', '(same)')}"
-    story.para("models: " + (names if online else SCRIPTED))
-    story.para(f"suite: {SUITE.relative_to(HERE.parent.parent)} (pytest + Hypothesis, in Docker)")
+    story.para("models: " + (names if online else scenario.scripted))
+    story.para(f"suite: {scenario.suite.relative_to(HERE.parent.parent)} (pytest + Hypothesis, in Docker)")
     story.para(f"thread: {outcome['thread_id']}")
     for i, evaluation in enumerate(evaluations):
         story.line()
@@ -182,7 +222,9 @@ def tell(story: Story, outcome: dict[str, Any], result: dict[str, Any], rubric: 
     story.para(f"recorded in {rubric.recorder.display_url} (see `verifier runs report`)")
 
 
-def run(online: bool = False, recorder_url: str | None = None, story: bool = True) -> dict[str, Any]:
+def run(
+    online: bool = False, recorder_url: str | None = None, story: bool = True, scenario: Scenario = FIND_DUPLICATES
+) -> dict[str, Any]:
     from deepagents import create_deep_agent
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -193,13 +235,17 @@ def run(online: bool = False, recorder_url: str | None = None, story: bool = Tru
     from verifier.sandbox.docker_engine import connect
 
     image.build(connect())  # a no-op when the image of this recipe exists
-    working, grader = models(online)
-    rubric = verified_rubric(model=grader, suite=SUITE, max_iterations=3, recorder=RunRecorder(recorder_url))
+    working, grader = models(online, scenario)
+    rubric = verified_rubric(model=grader, suite=scenario.suite, max_iterations=3, recorder=RunRecorder(recorder_url))
     agent = create_deep_agent(model=working, middleware=[rubric.middleware], checkpointer=InMemorySaver())
-    config = {"configurable": {"thread_id": f"find-duplicates-{uuid.uuid4().hex[:8]}"}}
+    config = {"configurable": {"thread_id": f"{scenario.title.replace('_', '-')}-{uuid.uuid4().hex[:8]}"}}
     progress = GradingProgress()
     chunks = progress.follow(
-        agent.stream({"messages": [HumanMessage(TASK)], "rubric": RUBRIC}, config, stream_mode=["custom", "values"])
+        agent.stream(
+            {"messages": [HumanMessage(scenario.task)], "rubric": scenario.rubric},
+            config,
+            stream_mode=["custom", "values"],
+        )
     )
     result = next(c[1] for c in reversed(chunks) if isinstance(c, tuple) and c[0] == "values")
     decision = rubric.decide(result, config)
@@ -216,14 +262,14 @@ def run(online: bool = False, recorder_url: str | None = None, story: bool = Tru
         "recorder": rubric.recorder.display_url,
     }
     if story:
-        tell(Story(), outcome, result, rubric, online)
+        tell(Story(), outcome, result, rubric, online, scenario)
     rubric.recorder.close()
     return outcome
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, scenario: Scenario = FIND_DUPLICATES, doc: str | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description="\n\n".join(__doc__.split("\n\n")[:3]),
+        description="\n\n".join((doc or __doc__ or "").split("\n\n")[:3]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     mode = parser.add_mutually_exclusive_group()
@@ -238,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     online = args.online or (not args.offline and "WORKING_MODEL" in os.environ)
     if online and "WORKING_MODEL" not in os.environ:
         parser.error("--online needs WORKING_MODEL (provider:model-id)")
-    outcome = run(online=online, recorder_url=args.recorder)
+    outcome = run(online=online, recorder_url=args.recorder, scenario=scenario)
     print(json.dumps(outcome))
     return 0 if outcome["accepted"] else 1
 

@@ -122,3 +122,26 @@ def test_the_story_shows_candidate_text_only_as_visible_text(capsys: pytest.Capt
     text = capsys.readouterr().out
     assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
     assert "\\x1b[2J\\u202eboom" in text and "\\x1b]0;title\\x07" in text and "\\x1b[31mthis\\u202e" in text
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_the_dataframe_task_through_the_rubric_loop(sandbox_image: str, _runs_db: Path) -> None:
+    """Issue 24 §5: a suite with packages (numpy, pandas) through the evidence tool and the
+    offline rubric loop: the wrong z-scores are sent back with the evidence, the fixed answer
+    is accepted on passing evidence for its exact bytes."""
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE.parent / "dataframes" / "grading_loop.py"), "--offline"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    *story, last = done.stdout.strip().splitlines()
+    outcome = json.loads(last)
+    assert outcome["accepted"] is True and outcome["verdicts"] == ["needs_revision", "satisfied"]
+    text = "\n".join(story)
+    assert "dataframes, graded with sandboxed evidence" in text and "wrong/sample_std.py" not in text
+    assert "sample_std.py, then" in text and "ddof=1" in text  # the first round's code is shown
+    assert "✗ test_dataframes.py::" in text and "ACCEPTED" in text
