@@ -14,7 +14,7 @@ import docker
 import pytest
 
 from bench.mutants import mutate
-from tests.conftest import EXAMPLE, SUITE
+from tests.conftest import EXAMPLE, ROOT, SUITE
 from tests.ray.cluster import NODE_START_S, LocalRayCluster, ray_node_id
 from tests.ray.conftest import alive_nodes, containers_of, named_actors, wait_for
 from tests.ray.driver import slow_items
@@ -69,6 +69,21 @@ def test_same_evidence_as_the_local_pool(
     assert wait_for(lambda: named_actors(backend.id) == []), "actors left after close()"
     for node in nodes:
         assert wait_for(lambda node=node: containers_of(docker_client, node.pid) == []), "containers left"
+
+
+def test_a_suite_with_packages_runs_on_the_nodes_environment(ray_cluster: LocalRayCluster, sandbox_image: str) -> None:
+    """Issue 24 §1: every node finds (or builds) the suite's environment image, one digest for
+    all, and the evidence names it exactly as a local pool's does."""
+    frames = ROOT / "examples" / "dataframes"
+    with Verifier.pooled(PoolConfig(policy="reuse", size=1), limits=LIMITS, image=sandbox_image) as local:
+        expected = local.check(frames / "good.py", frames / "suite")
+    with ray_verifier(per_node=1, limits=LIMITS, image=sandbox_image) as verifier:
+        got = verifier.check(frames / "good.py", frames / "suite")
+        wrong = verifier.check(frames / "wrong" / "sample_std.py", frames / "suite")
+    assert expected.ok and got.ok, (expected.reason, got.reason)
+    assert got.environment is not None and got.environment == expected.environment
+    assert got.evidence_id == expected.evidence_id and got.node != expected.node
+    assert wrong.status is Status.FAILED and wrong.environment == got.environment
 
 
 def test_a_node_with_another_recipe_is_refused(ray_cluster: LocalRayCluster, sandbox_image: str) -> None:
