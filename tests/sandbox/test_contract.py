@@ -134,7 +134,8 @@ def test_every_backend_keeps_the_contract() -> None:
     pending = list(SandboxBackend.__subclasses__())
     while pending:
         cls = pending.pop()
-        seen.add(cls.__name__)
+        if cls.__module__.split(".")[0] == "verifier":  # test doubles of other test modules are not ours
+            seen.add(cls.__name__)
         pending.extend(cls.__subclasses__())
     missing = seen - {cls.__name__ for cls in BACKEND_TYPES.values()} - set(CONTRACT_ELSEWHERE) - TEST_DOUBLES
     assert missing == set(), f"backends that no contract test runs: {sorted(missing)}"
