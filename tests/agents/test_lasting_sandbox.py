@@ -21,6 +21,7 @@ import docker
 import docker.errors
 import pytest
 
+from tests.agents.test_docker_sandbox import gone
 from tests.conftest import ROOT
 from verifier.agents.docker_sandbox import AGENT_UID, LABEL_AGENT_SANDBOX, LABEL_AGENT_VOLUME, DockerSandbox
 from verifier.agents.thread_sandboxes import ThreadSandboxes
@@ -46,14 +47,6 @@ OWNER = textwrap.dedent(
     time.sleep(600)
     """
 )
-
-
-def gone(client: docker.DockerClient, name: str) -> bool:
-    try:
-        client.api.inspect_container(name)
-    except docker.errors.NotFound:
-        return True
-    return False
 
 
 def volume_gone(client: docker.DockerClient, name: str) -> bool:
