@@ -19,11 +19,10 @@ the queueing instead, and only `max_in_flight` bounds the server's queue.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Literal
 
@@ -33,6 +32,7 @@ from verifier.inputs import Candidate
 from verifier.limits import Limits, RunPolicy
 from verifier.sandbox.admission import Admission
 from verifier.serve.config import ServeConfig
+from verifier.serve.dispatch import Dispatch
 from verifier.suite import PROGRAM_MEMORY_RESERVE, Suite
 from verifier.verify import Verifier
 
@@ -40,7 +40,7 @@ Purpose = Literal["registered", "inline", "programs"]
 #: How many checks per machine-wide slot are sent on to the machine's slots at once (the rest wait
 #: in the server). One: a check waiting at the machine's door polls the slots every 2 ms, which
 #: cost the server ~3 ms of CPU a check with two per slot (measured), while a slot freed by one
-#: of the server's checks is taken by its next one a loop turn later either way.
+#: of the server's checks is taken by its next one on the same thread either way (`dispatch`).
 DISPATCH_PER_SLOT = 1
 #: Statuses the server runs again itself: only its own faults. An overloaded answer goes back
 #: to the caller at once (503 with Retry-After): the caller knows how long it may wait.
@@ -125,8 +125,7 @@ class Engine:
         #: Checks sent on to the machine's slots at once (each holds a worker thread there); the
         #: others wait in the server, in arrival order, holding nothing but their request.
         self.window = config.max_in_flight if ray is not None else max(1, DISPATCH_PER_SLOT * self.admission.slots)
-        self._window = asyncio.Semaphore(self.window)
-        self.queued = 0
+        self._dispatch: Dispatch[Evidence] = Dispatch(self.window, self.executor)
         self.closing = False
         self.verifier("registered")  # its pool starts warming now
         if config.run_code.enabled:
@@ -191,48 +190,19 @@ class Engine:
         if full:
             on_done()
             return self.refused(candidate, purpose)
+
+        def ended() -> None:
+            self._finished()
+            on_done()
+
         deadline = time.monotonic() + self.config.queue_wait_s
-        try:
-            entered = await self._enter(deadline)
-        except BaseException:
-            self._finished()
-            on_done()
-            raise
-        if not entered:
-            self._finished()
-            on_done()
-            return self.refused(candidate, purpose, waited=True)
-        loop = asyncio.get_running_loop()
-        try:
-            future: Future[Evidence] = self.executor.submit(self._run, purpose, candidate, suite, deadline)
-        except RuntimeError:  # the executor shut down meanwhile
-            self._leave()
-            self._finished()
-            on_done()
-            return self.refused(candidate, purpose)
+        evidence = await self._dispatch.run(lambda: self._run(purpose, candidate, suite, deadline), deadline, ended)
+        return evidence if evidence is not None else self.refused(candidate, purpose, waited=True)
 
-        def ended(_: Future[Evidence]) -> None:
-            self._finished()
-            loop.call_soon_threadsafe(self._leave)
-            loop.call_soon_threadsafe(on_done)
-
-        future.add_done_callback(ended)
-        return await asyncio.wrap_future(future)
-
-    async def _enter(self, deadline: float) -> bool:
-        """Wait (in arrival order, without a thread) for room among the checks sent on to the
-        machine's slots; False when there was none before `deadline`."""
-        self.queued += 1
-        try:
-            await asyncio.wait_for(self._window.acquire(), max(0.0, deadline - time.monotonic()))
-            return True
-        except TimeoutError:
-            return False
-        finally:
-            self.queued -= 1
-
-    def _leave(self) -> None:
-        self._window.release()
+    @property
+    def queued(self) -> int:
+        """Checks waiting in the server for room among those sent on to the machine's slots."""
+        return self._dispatch.queued
 
     def _run(self, purpose: Purpose, candidate: Candidate, suite: Suite, deadline: float) -> Evidence:
         # The verifier is made here, off the event loop: a Ray cluster's takes a while to start.
@@ -264,6 +234,7 @@ class Engine:
         checks too: they end as infra_error, nobody waits for them any more), and let the
         worker threads end."""
         self.closing = True
+        self._dispatch.close()
         self.admission.close()
         self.executor.shutdown(wait=False, cancel_futures=True)
         with self._making:
