@@ -240,3 +240,69 @@ def test_a_shut_executor_starts_nothing_and_every_caller_is_answered() -> None:
     assert asyncio.run(main()) is None
     assert jobs.started == []
     assert jobs.ended == Counter(["a"])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_many_jobs_with_deadlines_and_cancellations_keep_every_rule(executor: ThreadPoolExecutor, seed: int) -> None:
+    """300 short jobs on width 3, some with deadlines that pass, some whose callers are
+    cancelled at random moments: never more than 3 run, each job runs at most once and only if
+    its caller was answered with its result (or was cancelled after it started), every `ended`
+    is called exactly once, and nothing is left queued."""
+    import random
+
+    rng = random.Random(seed)
+    lock = threading.Lock()
+    state = {"running": 0, "most": 0}
+    ran: Counter[int] = Counter()
+    ended: Counter[int] = Counter()
+
+    def job(n: int) -> Callable[[], int]:
+        def work() -> int:
+            with lock:
+                state["running"] += 1
+                state["most"] = max(state["most"], state["running"])
+                ran[n] += 1
+            time.sleep(rng.choice([0, 0, 0.001, 0.003]))
+            with lock:
+                state["running"] -= 1
+            return n
+
+        return work
+
+    async def main() -> tuple[dict[int, object], set[int], int]:
+        dispatch: Dispatch[int] = Dispatch(3, executor)
+        tasks: dict[int, asyncio.Task[int | None]] = {}
+        for n in range(300):
+            deadline = time.monotonic() + rng.choice([3600.0, 3600.0, 0.0, 0.002, 0.02])
+            tasks[n] = asyncio.create_task(dispatch.run(job(n), deadline, lambda n=n: ended.update([n])))
+            if rng.random() < 0.3:
+                await asyncio.sleep(0)
+        cancelled = set(rng.sample(sorted(tasks), 60))
+        for n in sorted(cancelled):
+            await asyncio.sleep(rng.choice([0, 0, 0.001]))
+            tasks[n].cancel()
+        answers: dict[int, object] = {}
+        for n, task in tasks.items():
+            try:
+                answers[n] = await task
+            except asyncio.CancelledError:
+                answers[n] = "cancelled"
+        for _ in range(2000):  # started jobs of cancelled callers end on their own
+            if sum(ended.values()) == 300:
+                break
+            await asyncio.sleep(0.005)
+        return answers, cancelled, dispatch.queued
+
+    answers, cancelled, queued = asyncio.run(main())
+    assert queued == 0
+    assert state["most"] <= 3
+    assert ended == Counter(range(300)), "every job's ended, exactly once"
+    assert all(count == 1 for count in ran.values())
+    for n, answer in answers.items():
+        if answer == n:
+            assert ran[n] == 1
+        elif answer is None:
+            assert ran[n] == 0, f"job {n} ran but its caller was told it never started"
+        else:
+            assert answer == "cancelled" and n in cancelled
+    assert any(a is None for a in answers.values()) and any(a == n for n, a in answers.items())
