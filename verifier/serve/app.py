@@ -20,7 +20,7 @@ from pydantic.json_schema import models_json_schema
 from verifier import __version__
 from verifier.serve.api import BatchRequest, CheckRequest, ErrorBody, RunCodeRequest
 from verifier.serve.body import Refusal
-from verifier.serve.middleware import AccessLog, HeaderLimit
+from verifier.serve.middleware import AccessLog
 from verifier.serve.routes import add_routes
 from verifier.serve.state import ServerState
 from verifier.serve.tokens import TokenError
@@ -112,6 +112,5 @@ def create_app(state: ServerState) -> FastAPI:
 
     add_routes(app, state)
     app.openapi = lambda: openapi_schema(app)  # type: ignore[method-assign]
-    app.add_middleware(HeaderLimit, max_header_bytes=state.config.http.max_header_bytes)  # type: ignore[arg-type]
     app.add_middleware(AccessLog)  # type: ignore[arg-type]
     return app

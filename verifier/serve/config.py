@@ -45,7 +45,7 @@ class HttpConfig(BaseModel):
 
     max_body_bytes: int = Field(16 * MiB, ge=1024, description="Largest request body (413 beyond).")
     max_header_bytes: int = Field(
-        16 * 1024, ge=1024, description="Largest request line + headers (uvicorn's h11_max_incomplete_event_size)."
+        16 * 1024, ge=1024, description="Largest request line + headers: 431 beyond (counted as they arrive)."
     )
     header_timeout_s: float = Field(
         10.0, gt=0, description="From a connection's first byte (or its previous answer) to its complete headers."

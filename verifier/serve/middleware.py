@@ -1,5 +1,5 @@
-"""ASGI middleware of the server: its own access log (tokens redacted) and the bound on the size
-of a request's line and headers."""
+"""ASGI middleware of the server: its own access log (tokens redacted). (The bounds on a request's
+line and headers are the protocol's: `verifier.serve.server.BoundedHttp`.)"""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
-
-from verifier.serve.api import ErrorBody
 
 access_log = logging.getLogger("verifier.serve.access")
 
@@ -51,26 +49,3 @@ class AccessLog:
                 who,
                 time.monotonic() - started,
             )
-
-
-class HeaderLimit:
-    """431 for a request whose line and headers are over `max_header_bytes` in all. (uvicorn's
-    h11 bound, `h11_max_incomplete_event_size`, only caps what it buffers while headers are
-    incomplete: headers that arrive in one piece pass it, whatever their size.)"""
-
-    def __init__(self, app: Callable[..., Awaitable[None]], max_header_bytes: int) -> None:
-        self.app = app
-        self.max_header_bytes = max_header_bytes
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            size = len(scope.get("raw_path", b"")) + len(scope.get("query_string", b""))
-            size += sum(len(name) + len(value) + 4 for name, value in scope.get("headers", []))
-            if size > self.max_header_bytes:
-                reason = f"the request line and headers are over this server's {self.max_header_bytes}-byte limit"
-                body = ErrorBody(error="too_large", reason=reason).model_dump_json().encode()
-                headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
-                await send({"type": "http.response.start", "status": 431, "headers": headers})
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
