@@ -1,4 +1,5 @@
-"""The app of `verifier serve`: FastAPI with the routes (`verifier.serve.routes`), the middleware,
+"""The app of `verifier serve`: FastAPI with the routes (`verifier.serve.routes`), the middleware
+(the access log, and the short way of requests that run one check),
 refusals as `ErrorBody` answers, the OpenAPI document, and the lifespan (the engine made at the
 start and closed at the end, the token file watched, SIGHUP)."""
 
@@ -20,8 +21,8 @@ from pydantic.json_schema import models_json_schema
 from verifier import __version__
 from verifier.serve.api import BatchRequest, CheckRequest, ErrorBody, RunCodeRequest
 from verifier.serve.body import Refusal
-from verifier.serve.middleware import AccessLog
-from verifier.serve.routes import add_routes
+from verifier.serve.middleware import AccessLog, HotRoutes
+from verifier.serve.routes import add_routes, hot_route
 from verifier.serve.state import ServerState
 from verifier.serve.tokens import TokenError
 
@@ -95,7 +96,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         log.info("stopped: every container removed")
 
 
-def create_app(state: ServerState) -> FastAPI:
+def create_app(state: ServerState) -> AccessLog:
+    """The server's ASGI app: the access log around the short way of one-check requests
+    (`HotRoutes`) around FastAPI (every route, the OpenAPI document, the lifespan)."""
     app = FastAPI(
         docs_url=None,  # no HTML pages that load scripts from elsewhere; /openapi.json is the document
         redoc_url=None,
@@ -112,5 +115,9 @@ def create_app(state: ServerState) -> FastAPI:
 
     add_routes(app, state)
     app.openapi = lambda: openapi_schema(app)  # type: ignore[method-assign]
-    app.add_middleware(AccessLog)  # type: ignore[arg-type]
-    return app
+    hot = HotRoutes(
+        app,
+        route=lambda method, path: hot_route(state, method, path),
+        refused=lambda exc: refusal_response(state, exc),
+    )
+    return AccessLog(hot)

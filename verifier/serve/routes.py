@@ -11,6 +11,7 @@ except `overloaded` (503, Retry-After, the evidence as the body): the host's fau
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -88,13 +89,7 @@ def add_check_routes(app: FastAPI, state: ServerState) -> None:
     @app.post("/v1/check", openapi_extra=_body_of(CheckRequest), responses=evidence_answer, tags=["checks"])
     async def check(request: Request) -> Response:
         """Verify one candidate against one suite; the answer is its evidence."""
-        spec = principal(state, request)
-        body = await parsed(request, state, CheckRequest)
-        suite, purpose = resolve_suite(state, spec, body.suite)
-        candidate = make_candidate(body.candidate)
-        state.running_engine()
-        client = admit_one(state, spec)
-        return answer(state, await run_check(state, spec, client, candidate, suite, purpose))
+        return await check_one(state, request)
 
     @app.post(
         "/v1/batch",
@@ -121,19 +116,7 @@ def add_check_routes(app: FastAPI, state: ServerState) -> None:
 
 def add_run_code(app: FastAPI, state: ServerState) -> None:
     async def run(request: Request, token: str | None) -> Response:
-        spec = principal(state, request, token)
-        if not state.config.run_code.enabled:
-            raise Refusal(404, "not_found", "/run_code is not enabled on this server")
-        if not spec.run_code:
-            raise Refusal(403, "forbidden", "this token may not use /run_code")
-        body = await parsed(request, state, RunCodeRequest)
-        candidate, suite = sandboxfusion.program(body, state.config.run_code)
-        state.running_engine()
-        client = admit_one(state, spec)
-        evidence = await run_check(state, spec, client, candidate, suite, "programs")
-        status, reply = sandboxfusion.response(evidence)
-        headers = {"Retry-After": str(state.config.retry_after_s)} if status != 200 else {}
-        return Response(reply.model_dump_json(), status_code=status, media_type="application/json", headers=headers)
+        return await run_program(state, request, token)
 
     extra = _body_of(RunCodeRequest)
     responses: dict[int | str, dict[str, Any]] = {200: {"model": RunCodeResponse}, **ERRORS}
@@ -148,3 +131,48 @@ def add_run_code(app: FastAPI, state: ServerState) -> None:
         """The same, with the token in the URL (verl's client sends no header): set verl's
         sandbox_fusion_url to http://HOST:PORT/t/TOKEN/run_code."""
         return await run(request, token)
+
+
+# -- the endpoints that one check each takes (also called straight from `HotRoutes`) -------------
+async def check_one(state: ServerState, request: Request) -> Response:
+    """POST /v1/check."""
+    spec = principal(state, request)
+    body = await parsed(request, state, CheckRequest)
+    suite, purpose = resolve_suite(state, spec, body.suite)
+    candidate = make_candidate(body.candidate)
+    state.running_engine()
+    client = admit_one(state, spec)
+    return answer(state, await run_check(state, spec, client, candidate, suite, purpose))
+
+
+async def run_program(state: ServerState, request: Request, token: str | None) -> Response:
+    """POST /run_code and /t/TOKEN/run_code."""
+    spec = principal(state, request, token)
+    if not state.config.run_code.enabled:
+        raise Refusal(404, "not_found", "/run_code is not enabled on this server")
+    if not spec.run_code:
+        raise Refusal(403, "forbidden", "this token may not use /run_code")
+    body = await parsed(request, state, RunCodeRequest)
+    candidate, suite = sandboxfusion.program(body, state.config.run_code)
+    state.running_engine()
+    client = admit_one(state, spec)
+    evidence = await run_check(state, spec, client, candidate, suite, "programs")
+    status, reply = sandboxfusion.response(evidence)
+    headers = {"Retry-After": str(state.config.retry_after_s)} if status != 200 else {}
+    return Response(reply.model_dump_json(), status_code=status, media_type="application/json", headers=headers)
+
+
+def hot_route(state: ServerState, method: str, path: str) -> Callable[[Request], Awaitable[Response]] | None:
+    """The endpoint of a request that runs one check (the routes a reward loop calls thousands of
+    times), or None: every other request goes through FastAPI."""
+    if method != "POST":
+        return None
+    if path == "/v1/check":
+        return lambda request: check_one(state, request)
+    if path == "/run_code":
+        return lambda request: run_program(state, request, None)
+    if path.startswith("/t/") and path.endswith("/run_code"):
+        token = path[3 : -len("/run_code")]
+        if token and "/" not in token:
+            return lambda request: run_program(state, request, token)
+    return None
