@@ -21,16 +21,15 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench.agent_sandbox_latency import stats, timed  # noqa: E402
 from verifier.agents.docker_sandbox import DockerSandbox  # noqa: E402
 from verifier.agents.sandbox_lease import LeaseClock  # noqa: E402
 from verifier.agents.sandbox_limits import AgentSandboxLimits  # noqa: E402
@@ -39,22 +38,6 @@ from verifier.sandbox.docker_engine import connect  # noqa: E402
 from verifier.sandbox.image import build, image_tag  # noqa: E402
 
 IDLE_S = 600.0
-
-
-def stats(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    return {
-        "p50_s": round(statistics.median(ordered), 4),
-        "p90_s": round(ordered[int(0.9 * (len(ordered) - 1))], 4),
-        "min_s": round(ordered[0], 4),
-        "max_s": round(ordered[-1], 4),
-    }
-
-
-def timed(action: Callable[[], object]) -> float:
-    t = time.perf_counter()
-    action()
-    return time.perf_counter() - t
 
 
 def sessions(runs: int, tag: str) -> dict[str, Any]:
