@@ -192,6 +192,53 @@ def test_a_slot_given_back_in_this_process_is_taken_at_once(tmp_path: Path, monk
     assert waited and waited[0] - released < 30  # not the minute of a poll
 
 
+def test_the_door_does_not_poll_while_this_process_holds_every_slot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nobody else can free a slot this process holds: a job at the door while this process
+    holds them all waits for its own release (heard at once) instead of polling every 2 ms (a
+    server's next check waits at the door all the time). The bound is on how often it looks, so a
+    slow machine only makes it pass more easily; then the release is still heard."""
+    admission = Admission(2, folder=tmp_path)
+    tries = 0
+    real_try = admission._try
+
+    def counted(index: int) -> int | None:
+        nonlocal tries
+        tries += 1
+        return real_try(index)
+
+    monkeypatch.setattr(admission, "_try", counted)
+    holding = [threading.Event(), threading.Event()]
+    release = threading.Event()
+    got: list[float] = []
+
+    def holder(mine: threading.Event) -> None:
+        with admission.slot():
+            mine.set()
+            release.wait(30)
+
+    def waiter() -> None:
+        with admission.slot():
+            got.append(time.monotonic())
+
+    holders = [threading.Thread(target=holder, args=(event,)) for event in holding]
+    for thread in holders:
+        thread.start()
+    assert all(event.wait(30) for event in holding)
+    before = tries
+    late = threading.Thread(target=waiter)
+    late.start()
+    time.sleep(0.5)
+    looked = tries - before
+    release.set()
+    for thread in [*holders, late]:
+        thread.join(30)
+    # every 2 ms, two slots a look: ~500 in half a second; every 50 ms: about 20
+    assert looked <= 60, looked
+    assert got, "the waiter never got the slot that was given back"
+
+
 def test_admission_never_lets_more_than_n_run_at_once(tmp_path: Path) -> None:
     admission = Admission(2, folder=tmp_path)
     running, peak, lock = 0, 0, threading.Lock()

@@ -12,7 +12,8 @@ lock (a blocking `flock`, which the kernel grants to one waiter at a time; a job
 the door free takes it at once), and only the job at the door looks for a free slot. A batch
 that gives back a slot and wants it again for its next job queues behind the jobs already
 waiting, so no process can keep the slots to itself. The job at the door polls the slots
-(`POLL_S`), and hears at once when a job of its own process gives one back.
+(`POLL_S`), and hears at once when a job of its own process gives one back; while its own
+process holds every slot (nobody else can free one) it only listens.
 Jobs on a remote engine (DOCKER_HOST) are counted by the machine that sends them.
 """
 
@@ -37,6 +38,9 @@ ENV_SLOTS = "VERIFIER_MAX_SANDBOXES"
 ENV_DIR = "VERIFIER_SLOTS_DIR"
 #: How often the job at the door looks for a slot another process freed.
 POLL_S = 0.002
+#: How often it looks while this process holds every slot itself (it hears of its own releases
+#: at once; this is only a safety net).
+OWN_POLL_S = 0.05
 
 
 def default_slots() -> int:
@@ -73,6 +77,9 @@ class Admission:
         #: process takes it at once instead of at its next poll (slots other processes free are
         #: still found by polling).
         self._freed = threading.Condition()
+        #: Slots this instance holds (under `_freed`): while it holds every one, no other process
+        #: can free one, so the job at the door waits for this instance's own release only.
+        self._held = 0
 
     def close(self) -> None:
         """Stop waiting: the jobs of this instance still waiting for a slot (and any that asks
@@ -82,6 +89,8 @@ class Admission:
         with self._waiting_lock:
             for wake in self._waiting:
                 wake.set()
+        with self._freed:  # the job at the door, looking for a slot, hears it at once too
+            self._freed.notify_all()
 
     def _open(self, name: str) -> int:
         """A lock file of the folder, made (shared by every user's verifier on this machine) on
@@ -181,14 +190,17 @@ class Admission:
                     if time.monotonic() - started > limit or self._closed.is_set():
                         raise self.overloaded(limit)
                     with self._freed:
-                        self._freed.wait(POLL_S)
+                        self._freed.wait(OWN_POLL_S if self._held >= self.slots else POLL_S)
+            with self._freed:
+                self._held += 1
         finally:
             os.close(door)  # the next waiter's turn (closing the descriptor releases the lock)
         try:
             yield time.monotonic() - started
         finally:
-            os.close(fd)
             with self._freed:
+                self._held -= 1
+                os.close(fd)
                 self._freed.notify_all()
 
 

@@ -38,9 +38,9 @@ from verifier.verify import Verifier
 
 Purpose = Literal["registered", "inline", "programs"]
 #: How many checks per machine-wide slot are sent on to the machine's slots at once (the rest wait
-#: in the server). One: a check waiting at the machine's door polls the slots every 2 ms, which
-#: cost the server ~3 ms of CPU a check with two per slot (measured), while a slot freed by one
-#: of the server's checks is taken by its next one on the same thread either way (`dispatch`).
+#: in the server). One: a slot freed by one of the server's checks is taken by its next one on the
+#: same thread either way (`dispatch`); one or two more checks waiting at the machine's door,
+#: ready to start, were measured no faster (their preparation is not what a slot waits for).
 DISPATCH_PER_SLOT = 1
 #: Statuses the server runs again itself: only its own faults. An overloaded answer goes back
 #: to the caller at once (503 with Retry-After): the caller knows how long it may wait.
