@@ -5,8 +5,13 @@ and one seeded mutant of each, two of them loops that never end) for verdict ide
 (the same without the loops, whose time limit would dominate any speed figure) for throughput.
 
 1. in process: `verifier.bench.humaneval.evaluate` on the 328 (what `verifier bench humaneval`
-   runs: its verdicts), and the 326 on a warm `reuse` pool (`verify_batch`, timed once warm: the
-   throughput to match);
+   runs: its verdicts); and the two throughputs a wave is compared with, on the 326:
+   - `verifier bench humaneval` as a user runs it: a process of its own, timed from its start to
+     its exit (start-up and pool warm-up included, every sample verified anew), before the
+     waves and after each size (`ratio_to_cli`: the issue's and bench/'s rule);
+   - the same engine in this process on a warm `reuse` pool (`verify_batch`, timed once warm),
+     before and after each wave (`ratio_to_in_process`): stricter, with no start-up at all, so
+     it shows what the HTTP front costs a check at steady state;
 2. a real server (`verifier serve`, a subprocess on 127.0.0.1, the same pool size and limits):
    the 328 as one /v1/batch, whose verdicts must be identical to 1's;
 3. waves of 10, 50 and 200 concurrent clients (each a connection of its own, an asyncio task of
@@ -14,7 +19,7 @@ and one seeded mutant of each, two of them loops that never end) for verdict ide
    the sandboxes, as a deployment's clients on other machines would not), each sending the 326
    one check at a time (POST /v1/check, no client-side retry) until the wave has sent
    `--rounds` x 326, `--pairs` waves of each size, each between two in-process runs of the 326
-   (the figure is the median of the waves' ratios to the runs beside them): checks per second, p50/p99
+   (each figure is the median of the waves' ratios to the runs beside them): checks per second, p50/p99
    latency, statuses, CPU a check of the server and of the clients; every request must get a
    verdict or `overloaded` (none lost, none a `timeout` where the in-process run found none);
 4. the server's memory (resident set, from /proc) before the waves and after `--soak` checks in
@@ -95,6 +100,22 @@ def in_process_warm(no_loops: list[dict[str, Any]], workers: int) -> dict[str, A
         evidence = verify_batch(verifier, jobs, workers=workers, progress=False)
         wall = time.monotonic() - started
     return {"wall_s": round(wall, 2), "checks_per_s": round(len(jobs) / wall, 2), "passed": sum(e.ok for e in evidence)}
+
+
+def cli_end_to_end(no_loops: list[dict[str, Any]], workers: int, tmp: Path) -> dict[str, Any]:
+    """`verifier bench humaneval` on the 326 as a user runs it: a process of its own, from its
+    start to its exit (start-up and its pool's warm-up included, every sample verified anew)."""
+    path = tmp / "samples-326.jsonl"
+    lines = [json.dumps({"task_id": s["task_id"], "completion": s["completion"]}) + "\n" for s in no_loops]
+    path.write_text("".join(lines))
+    command = [sys.executable, "-m", "verifier", "bench", "humaneval", str(path), "--no-cache"]
+    command += ["--workers", str(workers)]
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    wall = time.monotonic() - started
+    if done.returncode != 0:
+        raise SystemExit(f"verifier bench humaneval failed: {done.stderr[-3000:]}")
+    return {"wall_s": round(wall, 2), "checks_per_s": round(len(no_loops) / wall, 2)}
 
 
 def start_server(folder: Path, workers: int) -> tuple[subprocess.Popen[bytes], str, str]:
@@ -325,6 +346,7 @@ def served_part(
         expected_326 = [status for status, s in zip(expected, samples, strict=True) if s["kind"] != "loop"]
         out["waves"] = []
         out["in_process_runs"] = [in_process_warm(no_loops, args.workers)]
+        out["cli_runs"] = [cli_end_to_end(no_loops, args.workers, tmp)]
         sent = len(samples)
         for clients in (int(c) for c in args.clients.split(",")):
             for _ in range(args.pairs):
@@ -342,6 +364,14 @@ def served_part(
                 )
             ratios = [w["ratio_to_in_process"] for w in out["waves"] if w["clients"] == clients]
             out.setdefault("median_ratio", {})[str(clients)] = round(statistics.median(ratios), 3)
+            out["cli_runs"].append(cli_end_to_end(no_loops, args.workers, tmp))
+            cli = statistics.mean(run["checks_per_s"] for run in out["cli_runs"][-2:])
+            for w in out["waves"][-args.pairs :]:
+                w["ratio_to_cli"] = round(w["checks_per_s"] / cli, 3)
+            out.setdefault("median_ratio_to_cli", {})[str(clients)] = round(
+                statistics.median(w["ratio_to_cli"] for w in out["waves"][-args.pairs :]), 3
+            )
+            print(f"{clients:>4} clients: verifier bench humaneval end to end: {cli:.1f} checks/s", file=sys.stderr)
         if args.soak > sent:
             soak = wave(url, token, items, 50, args.soak - sent)
             soak.pop("rows")
