@@ -22,7 +22,8 @@ from verifier import __version__
 from verifier._distribution import DISTRIBUTION
 from verifier.sandbox.image import recipe_digest
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+#: One wheel and one venv (the module fixtures), so one worker runs the module.
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.xdist_group("wheel")]
 
 #: What a build needs; copying it keeps build/ and *.egg-info out of the checkout.
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "verifier", "sandbox_images")

@@ -14,7 +14,8 @@ import pytest
 
 from tests.review.conftest import EXAMPLE
 
-pytestmark = pytest.mark.docker
+#: The module fixtures run once, so one worker runs the module.
+pytestmark = [pytest.mark.docker, pytest.mark.xdist_group("review-instances")]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -20,7 +20,8 @@ from tests.review.conftest import EXAMPLE
 from tests.review.repos import add_branch, git
 from verifier.review import ReviewEvidence, ReviewRequest, review
 
-pytestmark = pytest.mark.docker
+#: One run of the reviews (the module fixture), so one worker runs the module.
+pytestmark = [pytest.mark.docker, pytest.mark.xdist_group("judge-edits")]
 
 SETS = (EXAMPLE / "library" / "tests" / "test_sets.py").read_text()
 PROPS = (EXAMPLE / "library" / "tests" / "test_properties.py").read_text()
