@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -172,8 +173,10 @@ def test_fork_bomb_is_contained_and_host_stays_responsive(
     sandbox_image: str, runtime: str, docker_client: docker.DockerClient
 ) -> None:
     """A process started on the host while the bomb runs starts about as fast as one started before
-    it. Measured once the bomb's container runs (however long a busy engine takes to start it), and
-    only counted if the bomb was still running after the measurement."""
+    it. Measured again and again from the moment the bomb's container runs (however long a busy
+    engine takes to start it) until it ends; a measurement counts only if the bomb was still
+    running after it (under gVisor the bomb may meet its memory limit within a second or two, on a
+    fast moment sooner: a fixed wait could miss it), and the typical one is compared."""
     result: list[RawRun] = []
     bomb = threading.Thread(
         target=lambda: result.append(
@@ -198,15 +201,19 @@ def test_fork_bomb_is_contained_and_host_stays_responsive(
     while (cid := running_sandbox_of_this_process(docker_client)) is None and bomb.is_alive():
         assert time.monotonic() < deadline, "the bomb's container never ran"
         time.sleep(0.1)
-    time.sleep(2)  # forking up to the pids limit takes well under a second
-    during = host_process_start_s()
-    still_bombing = cid is not None and running_sandbox_of_this_process(docker_client) == cid
+    during: list[float] = []
+    while cid is not None and bomb.is_alive():
+        took = host_process_start_s()
+        if running_sandbox_of_this_process(docker_client) != cid:
+            break  # the bomb ended meanwhile: this one did not overlap it
+        during.append(took)
+        time.sleep(0.2)
     bomb.join(60)
     # gVisor backs every sandbox process with host memory of its own (ptrace stubs): there the bomb
     # meets the memory limit before the time limit.
     assert result and (result[0].timed_out or (runtime == "gvisor" and result[0].oom_killed)), result
-    assert still_bombing, "the measurement did not overlap the bomb"
-    assert during < before + 3.0, (before, during)
+    assert during, "no measurement overlapped the bomb"
+    assert statistics.median(during) < before + 3.0, (before, during)
 
 
 def test_infinite_loop_times_out_on_time(sandbox_image: str, runtime: str) -> None:
