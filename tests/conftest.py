@@ -70,7 +70,19 @@ RUNTIMES = [pytest.param("runc", id="runc"), pytest.param("gvisor", id="gvisor",
 _GVISOR_MISSING = pytest.StashKey[str]()
 
 
+#: The longest test id the suite allows. An id goes into PYTEST_CURRENT_TEST (the environment of
+#: every process a test starts: a megabyte of it there is more than exec takes, E2BIG) and into
+#: every report; a parameter too big to be its own id gets `ids=`.
+MAX_TEST_ID = 500
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    too_long = [item.nodeid[:120] for item in items if len(item.nodeid) > MAX_TEST_ID]
+    if too_long:
+        raise pytest.UsageError(
+            f"{len(too_long)} test ids are over {MAX_TEST_ID} characters (give their parameters ids=): "
+            + "; ".join(too_long[:3])
+        )
     required = os.environ.get("VERIFIER_REQUIRE_DOCKER") == "1"
     for marker, variable in (("docker", "VERIFIER_SKIP_DOCKER"), ("gvisor", "VERIFIER_SKIP_GVISOR")):
         if os.environ.get(variable) == "1" and not required:

@@ -19,6 +19,7 @@ from verifier.inputs import MAX_CANDIDATE_BYTES, Candidate, read_candidate
         (b"x = '\xff'", "not UTF-8"),
         (b"#" * (MAX_CANDIDATE_BYTES + 1), "over the"),
     ],
+    ids=["empty", "blank", "nul", "not-utf8", "over-limit"],
 )
 def test_bad_bytes_are_invalid_input_that_names_the_bytes(tmp_path: Path, data: bytes, words: str) -> None:
     path = tmp_path / "c.py"
