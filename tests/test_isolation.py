@@ -197,7 +197,7 @@ def test_the_door_does_not_poll_while_this_process_holds_every_slot(
 ) -> None:
     """Nobody else can free a slot this process holds: a job at the door while this process
     holds them all waits for its own release (heard at once) instead of polling every 2 ms (a
-    server's next check waits at the door all the time). The bound is on how often it looks, so a
+    process with more jobs than slots has one at the door all the time). The bound is on how often it looks, so a
     slow machine only makes it pass more easily; then the release is still heard."""
     admission = Admission(2, folder=tmp_path)
     tries = 0
