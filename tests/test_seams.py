@@ -1,7 +1,7 @@
-"""Guards of the house's structure (issue 22): no import circle inside `verifier/`, and no
-import from the core into an extra. Every import counts, also one inside a function (a circle
-hidden behind a function-local import is still a circle); only `if TYPE_CHECKING:` blocks are
-left out, since they never run."""
+"""Guards of the house's structure (issues 22, 33): no import circle inside `verifier/`, none
+even through `if TYPE_CHECKING:` imports, nothing that imports a package above it, and no import
+from the core into an extra. Every import counts, also one inside a function (a circle hidden
+behind a function-local import is still a circle)."""
 
 from __future__ import annotations
 
@@ -37,14 +37,15 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _imports(path: Path, name: str, modules: set[str]) -> set[str]:
-    """The modules of `verifier` that `path` imports (resolved to the longest known name)."""
+def _imports(path: Path, name: str, modules: set[str], *, type_only: bool = False) -> set[str]:
+    """The modules of `verifier` that `path` imports (resolved to the longest known name); with
+    `type_only`, also those imported only under `if TYPE_CHECKING:`."""
     tree = ast.parse(path.read_text())
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
+        if isinstance(node, ast.If) and _is_type_checking(node) and not type_only:
             for child in node.orelse:
                 visit(child)
             return
@@ -57,7 +58,10 @@ def _imports(path: Path, name: str, modules: set[str]) -> set[str]:
                 anchor = package.split(".")
                 anchor = anchor[: len(anchor) - (node.level - 1)]
                 base = ".".join([*anchor, base] if base else anchor)
-            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+            # `from pkg import sub` imports the submodule (and pkg's __init__, which the graph
+            # leaves out for a submodule of pkg); `from pkg import name` imports pkg itself.
+            subs = [f"{base}.{alias.name}" for alias in node.names]
+            targets = subs + ([] if all(s in modules for s in subs) else [base])
         for target in targets:
             while target and target not in modules:
                 target = target.rpartition(".")[0]
@@ -70,10 +74,12 @@ def _imports(path: Path, name: str, modules: set[str]) -> set[str]:
     return found
 
 
-def _graph() -> dict[str, set[str]]:
+def _graph(*, type_only: bool = False, ancestors: bool = False) -> dict[str, set[str]]:
     files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
     names = set(files)
-    graph = {name: _imports(path, name, names) for name, path in files.items()}
+    graph = {name: _imports(path, name, names, type_only=type_only) for name, path in files.items()}
+    if ancestors:
+        return graph
     # A package's __init__ is what its submodules import implicitly: not an edge of its own.
     return {name: {t for t in targets if not name.startswith(t + ".")} for name, targets in graph.items()}
 
@@ -117,6 +123,21 @@ def test_no_import_circle_in_the_package() -> None:
     assert _circles(_graph()) == []
 
 
+def test_no_circle_even_through_type_only_imports() -> None:
+    """A circle that only type checking walks is still two modules that cannot be read apart."""
+    assert _circles(_graph(type_only=True)) == []
+
+
+def _upward(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    return {(name, t) for name, targets in graph.items() for t in targets if name.startswith(t + ".")}
+
+
+def test_nothing_imports_a_package_above_it() -> None:
+    """A module imports its leaves, never a package it is part of (`from verifier import
+    __version__` in verify.py was one: the version lives in `verifier._distribution`)."""
+    assert _upward(_graph(type_only=True, ancestors=True)) == set()
+
+
 def test_the_core_imports_no_extra() -> None:
     graph = _graph()
     upward = {
@@ -139,6 +160,15 @@ def test_the_guards_see_a_circle_and_an_upward_import() -> None:
     try:
         planted.write_text(source)
         assert _imports(planted, "verifier.verify", names) == {"verifier.cluster"}
+        planted.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from verifier.cluster import x\n")
+        assert _imports(planted, "verifier.verify", names) == set()
+        assert _imports(planted, "verifier.verify", names, type_only=True) == {"verifier.cluster"}
+        planted.write_text("from verifier.cluster import backend\n")
+        assert _imports(planted, "verifier.verify", names) == {"verifier.cluster.backend"}
+        planted.write_text("from verifier.cluster import __version__\n")
+        assert _upward({"verifier.cluster.backend": _imports(planted, "verifier.cluster.backend", names)}) == {
+            ("verifier.cluster.backend", "verifier.cluster")
+        }
     finally:
         planted.unlink()
 

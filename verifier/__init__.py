@@ -9,9 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from verifier._distribution import __version__
 from verifier.errors import HostOverloaded, ImageNotFound, InvalidInput, SandboxUnavailable, VerifierError
-
-__version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from verifier.evidence import (

@@ -1,4 +1,4 @@
-"""The distribution's name on the package index, for install hints.
+"""The distribution's name on the package index and its version, for install hints.
 
 The import package and the command are `verifier`; the distribution is not, because
 `verifier` on the index is an unrelated project. tests/packaging checks this against
@@ -8,6 +8,10 @@ pyproject.toml.
 from __future__ import annotations
 
 DISTRIBUTION = "sandboxed-verifier"
+
+#: The version (pyproject.toml reads it from here). A leaf module: every module that names the
+#: version imports it from here, so none imports the package `verifier` above it.
+__version__ = "0.1.0"
 
 
 def install_hint(extra: str | None = None) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from verifier import __version__
+from verifier._distribution import __version__
 from verifier.errors import HostOverloaded, InvalidInput, SandboxUnavailable
 from verifier.evidence import (
     MAX_UNTRUSTED_CHARS,

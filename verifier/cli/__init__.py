@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from verifier import __version__
+from verifier._distribution import __version__
 from verifier.cli import bench as _bench
 from verifier.cli import check as _check
 from verifier.cli import maintenance as _maintenance

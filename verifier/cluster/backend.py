@@ -30,8 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from verifier import __version__
-from verifier._distribution import install_hint
+from verifier._distribution import __version__, install_hint
 from verifier.cluster.node import NodeInfo, NodeRefused, NodeSandbox, NodeSpec
 from verifier.errors import SandboxUnavailable
 from verifier.limits import Limits, PoolConfig

@@ -16,7 +16,7 @@ import time
 
 from pydantic import BaseModel, ConfigDict
 
-from verifier import __version__
+from verifier._distribution import __version__
 from verifier.cluster import lifeline
 from verifier.errors import InvalidInput, SandboxUnavailable
 from verifier.limits import Limits, PoolConfig

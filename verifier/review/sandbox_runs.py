@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from verifier import __version__
+from verifier._distribution import __version__
 from verifier.hashing import canonical_json, sha256_bytes
 from verifier.limits import Limits
 from verifier.review.deps import ProjectInfo

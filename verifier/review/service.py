@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from verifier import __version__
+from verifier._distribution import __version__
 from verifier.errors import InvalidInput, SandboxUnavailable
 from verifier.hashing import sha256_bytes
 from verifier.limits import Limits, MiB

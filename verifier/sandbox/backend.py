@@ -14,13 +14,18 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from verifier.limits import Limits
+from verifier.sandbox.requirements import DependencySpec
 
-if TYPE_CHECKING:
-    from verifier.sandbox.environment import Environment
-    from verifier.sandbox.requirements import DependencySpec
+#: The repository of environment images (`verifier.sandbox.environment` builds them).
+ENV_REPO = "verifier-env"
+
+
+def env_tag(digest: str) -> str:
+    """An environment image's tag: its digest's first 16 hex digits in `ENV_REPO`."""
+    return f"{ENV_REPO}:{digest[:16]}"
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,28 @@ class RawRun:
     #: When the host killed the job for time: whether the machine was too busy to give the
     #: sandbox its CPU at that moment (None: not killed for time, or unknown).
     host_starved: bool | None = None
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The image one run uses: the sandbox image, or an environment image layered on it
+    (built by `verifier.sandbox.environment`; a plain record here so that every backend can
+    name it without importing the machinery that builds it)."""
+
+    digest: str
+    image_id: str
+    image_ref: str
+    built: bool
+    packages: tuple[str, ...]
+    spec: DependencySpec
+    build_s: float = 0.0
+    #: Top-level modules the installed packages define (a candidate may not take these names).
+    modules: tuple[str, ...] = ()
+
+    @property
+    def tag(self) -> str:
+        """The environment image's tag (the sandbox image's id when nothing is declared)."""
+        return env_tag(self.digest) if self.spec.requirements else self.image_ref
 
 
 class SandboxBackend(ABC):

@@ -11,12 +11,11 @@ from typing import TYPE_CHECKING
 
 from verifier.sandbox import container as engine
 from verifier.sandbox.admission import Admission
-from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
+from verifier.sandbox.backend import Environment, RawRun, SandboxBackend, SandboxJob
 from verifier.sandbox.container import Client, Container, connect, translated
 from verifier.sandbox.gc import owner_labels
 
 if TYPE_CHECKING:
-    from verifier.sandbox.environment import Environment
     from verifier.sandbox.requirements import DependencySpec
 
 __all__ = ["KILL_WAIT_S", "DockerBackend", "connect", "owner_labels"]

@@ -27,20 +27,16 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from verifier.errors import SandboxUnavailable
 from verifier.hashing import canonical_json, sha256_bytes
 from verifier.limits import Limits
-from verifier.sandbox.backend import SandboxJob
+from verifier.sandbox.backend import ENV_REPO, Environment, RawRun, SandboxJob, env_tag
 from verifier.sandbox.container import Client, inspect_image, translated
 from verifier.sandbox.image import LABEL_BUILT_ON, build_image, build_lock, recipe_dir
 from verifier.sandbox.requirements import DependencyError, DependencySpec, normalize
 
-if TYPE_CHECKING:
-    from verifier.sandbox.docker_engine import DockerBackend
-
-ENV_REPO = "verifier-env"
 LABEL_ENV = "org.verifier.env"
 LABEL_PACKAGES = "org.verifier.env.packages"
 LABEL_MODULES = "org.verifier.env.modules"
@@ -50,31 +46,23 @@ _PIP_TIMEOUT_S = 900
 
 Progress = Callable[[str], None]
 
+__all__ = ["ENV_REPO", "Environment", "describe", "ensure", "env_tag", "find"]
+
+
+class EngineBackend(Protocol):
+    """What building an environment needs of a backend (`DockerBackend`): its engine and a job run."""
+
+    @property
+    def client(self) -> Client: ...
+
+    def run(self, job: SandboxJob) -> RawRun: ...
+
+
 _PROBE = (
     "import json, sys; from packaging import tags; t = list(tags.sys_tags());"
     "print(json.dumps({'version': '%d.%d' % sys.version_info[:2], 'interpreter': t[0].interpreter,"
     "'abis': sorted({x.abi for x in t}), 'platforms': sorted({x.platform for x in t})}))"
 )
-
-
-@dataclass(frozen=True)
-class Environment:
-    """The image one run uses: the sandbox image, or an environment image layered on it."""
-
-    digest: str
-    image_id: str
-    image_ref: str
-    built: bool
-    packages: tuple[str, ...]
-    spec: DependencySpec
-    build_s: float = 0.0
-    #: Top-level modules the installed packages define (a candidate may not take these names).
-    modules: tuple[str, ...] = ()
-
-    @property
-    def tag(self) -> str:
-        """The environment image's tag (the sandbox image's id when nothing is declared)."""
-        return env_tag(self.digest) if self.spec.requirements else self.image_ref
 
 
 def sandbox_pins() -> tuple[str, ...]:
@@ -104,10 +92,6 @@ def cache_dir(name: str = "environments") -> Path:
     return root
 
 
-def env_tag(digest: str) -> str:
-    return f"{ENV_REPO}:{digest[:16]}"
-
-
 @dataclass(frozen=True)
 class Found:
     """An environment image present on an engine, read from its labels."""
@@ -130,7 +114,7 @@ def find(client: Client, digest: str) -> Found | None:
 
 
 def ensure(
-    backend: DockerBackend, spec: DependencySpec, base_ref: str, progress: Progress | None = None
+    backend: EngineBackend, spec: DependencySpec, base_ref: str, progress: Progress | None = None
 ) -> Environment:
     """The environment image for `spec` on the sandbox image `base_ref`, built only if missing,
     on `backend`'s engine (which also runs the probe of the sandbox's platform).
@@ -158,7 +142,7 @@ def ensure(
     )
 
 
-def _build_env(backend: DockerBackend, spec: DependencySpec, base_id: str, digest: str, say: Progress) -> Environment:
+def _build_env(backend: EngineBackend, spec: DependencySpec, base_id: str, digest: str, say: Progress) -> Environment:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="verifier-env-") as tmp:
         ctx = Path(tmp)
@@ -242,7 +226,7 @@ def _build(client: Client, ctx: Path, digest: str, base_id: str, packages: list[
     )
 
 
-def probe_target(backend: DockerBackend, base_id: str) -> dict[str, object]:
+def probe_target(backend: EngineBackend, base_id: str) -> dict[str, object]:
     """The sandbox interpreter's version, ABIs and platforms (what `pip download` must fetch for)."""
     cache = cache_dir() / "targets" / f"{base_id.replace(':', '_')}.json"
     if cache.is_file():

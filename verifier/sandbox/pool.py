@@ -38,14 +38,13 @@ from verifier.errors import ImageNotFound, SandboxUnavailable
 from verifier.limits import Limits, PoolConfig, PoolPolicy
 from verifier.runner.protocol import is_launch_command, launch_command, split_result_line
 from verifier.sandbox.admission import Admission
-from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
+from verifier.sandbox.backend import Environment, RawRun, SandboxBackend, SandboxJob
 from verifier.sandbox.container import Client, Container, close, connect, translated
 from verifier.sandbox.docker_engine import DockerBackend
 from verifier.sandbox.gc import owner_labels, sweep
 from verifier.sandbox.runtime import RuntimeNotRegistered
 
 if TYPE_CHECKING:
-    from verifier.sandbox.environment import Environment
     from verifier.sandbox.requirements import DependencySpec
 
 #: Container-level fields: a job must match them to run in a pooled container.

@@ -18,7 +18,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from pydantic.json_schema import models_json_schema
 
-from verifier import __version__
+from verifier._distribution import __version__
 from verifier.serve.api import BatchRequest, CheckRequest, ErrorBody, RunCodeRequest
 from verifier.serve.body import Refusal
 from verifier.serve.middleware import AccessLog, HotRoutes

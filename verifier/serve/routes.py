@@ -18,7 +18,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel
 
-from verifier import __version__
+from verifier._distribution import __version__
 from verifier.evidence import Evidence
 from verifier.serve import sandboxfusion
 from verifier.serve.api import BatchRequest, CheckRequest, ErrorBody, Health, RunCodeRequest, RunCodeResponse, SuiteInfo
