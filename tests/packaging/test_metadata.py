@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from verifier._distribution import __version__
-from verifier._distribution import DISTRIBUTION, install_hint
+from verifier._distribution import DISTRIBUTION, __version__, install_hint
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
