@@ -211,7 +211,7 @@ def test_check_makes_sure_of_the_image_for_files_and_folders(candidate: Path, mo
 
     asked: list[bool] = []
 
-    def ensure_image() -> None:
+    def ensure_image(*args: Any, **kwargs: Any) -> str:
         asked.append(True)
         raise SandboxUnavailable("stand-in: the image could not be built")
 

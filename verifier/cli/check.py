@@ -18,6 +18,7 @@ from verifier.cli.common import (
     EXIT_TROUBLE,
     ensure_image,
     limits_failure,
+    loaded_suite,
     parse_size,
     require_runtime,
     sandbox_failure,
@@ -29,6 +30,7 @@ from verifier.limits import DEFAULT_CALL_TIMEOUT_S, DEFAULT_TIMEOUT_S, Limits, R
 
 if TYPE_CHECKING:  # the models are imported where a check runs (start-up: see verifier/__init__)
     from verifier.evidence import Evidence
+    from verifier.sandbox.container import Client
 
 __all__ = ["check", "exit_code", "suite_limits"]
 
@@ -73,6 +75,7 @@ def check(
     2: bad input, or our sandbox failed. 3: the host was too busy to judge fairly; try again.
     """
     from verifier.errors import SandboxUnavailable
+    from verifier.sandbox.docker_engine import DockerBackend
     from verifier.verify import Verifier
 
     try:
@@ -84,17 +87,23 @@ def check(
         )
     except ValidationError as exc:
         raise limits_failure(exc) from None
-    verifier = Verifier(limits=limits)
-    # A file or a folder candidate alike; a missing one is left to the check, whose evidence
-    # (invalid_input) says so without an engine.
-    if build and candidate.exists() and suite.is_dir():
-        try:
-            require_runtime(suite_limits(limits, suite))
-            ensure_image()
-        except SandboxUnavailable as exc:
-            raise sandbox_failure(exc) from None
-    with verifier, _progress(shown=not json_out) as told:
-        ev = verifier.check(candidate, suite, progress=told)
+    # One trip each: the suite is read once (and handed to the check whole), the engine connected
+    # once (the image check, the runtime check and the run share it) and the recipe hashed once
+    # (the tag `ensure_image` returns is the Verifier's image).
+    loaded = loaded_suite(suite) if suite.is_dir() else None
+    with _engine(connect=build and candidate.exists() and suite.is_dir()) as client:
+        image: str | None = None
+        # A file or a folder candidate alike; a missing one is left to the check, whose evidence
+        # (invalid_input) says so without an engine.
+        if client is not None:
+            try:
+                require_runtime(suite_limits(limits, loaded), client=client)
+                image = ensure_image(client=client)
+            except SandboxUnavailable as exc:
+                raise sandbox_failure(exc) from None
+        backend = None if client is None else DockerBackend(client)
+        with Verifier(backend=backend, image=image, limits=limits) as verifier, _progress(shown=not json_out) as told:
+            ev = verifier.check(candidate, loaded or suite, progress=told)
     code = exit_code(ev)
     if json_out:
         print(ev.to_json())
@@ -106,6 +115,27 @@ def check(
 
     render.evidence(Console(), ev, label=str(candidate))
     raise typer.Exit(code)
+
+
+@contextmanager
+def _engine(*, connect: bool) -> Iterator[Client | None]:
+    """One connection to the engine for the whole command (None when it needs none yet: the
+    check then connects only if it runs), closed on the way out. Raises a one-line exit 2 when
+    the engine cannot be reached."""
+    if not connect:
+        yield None
+        return
+    from verifier.errors import SandboxUnavailable
+    from verifier.sandbox.docker_engine import connect as connect_engine
+
+    try:
+        client = connect_engine()
+    except SandboxUnavailable as exc:
+        raise sandbox_failure(exc) from None
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 @contextmanager

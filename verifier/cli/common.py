@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -34,6 +35,8 @@ from verifier.text import one_line
 
 if TYPE_CHECKING:
     from verifier.limits import Limits
+    from verifier.sandbox.container import Client
+    from verifier.suite import Suite
 
 EXIT_OK, EXIT_NOT_OK, EXIT_TROUBLE, EXIT_BUSY = 0, 1, 2, 3
 #: The option that sets each limit, for error messages.
@@ -140,51 +143,68 @@ def sandbox_failure(exc: Exception) -> typer.Exit:
 
 
 # -- the sandbox every command needs -------------------------------------------------------------
-def ensure_image(say: Callable[[str], None] | None = None) -> None:
-    """Build the sandbox image when it is missing (the first run only). Progress goes to `say`,
-    or to a spinner on stderr. Raises SandboxUnavailable when the engine cannot be reached."""
+def ensure_image(say: Callable[[str], None] | None = None, *, client: Client | None = None) -> str:
+    """Build the sandbox image when it is missing (the first run only) and return its tag (the
+    recipe hashed once: pass it on as the Verifier's `image`). Progress goes to `say`, or to a
+    spinner on stderr. On `client`'s engine (the caller keeps it open), or on a connection of its
+    own. Raises SandboxUnavailable when the engine cannot be reached."""
     from verifier.sandbox import image
-    from verifier.sandbox.docker_engine import connect
 
-    client = connect()
-    try:
-        if image.find_image(client) is not None:
-            return
+    with _engine(client) as engine:
+        tag = image.image_tag()
+        if image.find_image(engine, tag=tag) is not None:
+            return tag
         if say is not None:
-            image.build(client, progress=say)
-            return
+            return image.build(engine, progress=say)[0]
         with stderr().status("building the sandbox image (first run only)") as status:
-            image.build(client, progress=lambda msg: status.update(escape(msg)))
-    finally:
-        client.close()
+            return image.build(engine, progress=lambda msg: status.update(escape(msg)))[0]
 
 
-def require_runtime(limits: Limits) -> None:
+def require_runtime(limits: Limits, *, client: Client | None = None) -> None:
     """Raise SandboxUnavailable, naming the command that installs it, when the engine lacks the
-    runtime `limits` asks for (before anything is built or run)."""
+    runtime `limits` asks for (before anything is built or run). On `client`'s engine, or on a
+    connection of its own."""
     if limits.runtime == "runc":
         return
     from verifier.sandbox import runtime
+
+    with _engine(client) as engine:
+        runtime.require(engine.api, limits)
+
+
+@contextmanager
+def _engine(client: Client | None) -> Iterator[Client]:
+    """`client`, or a connection of our own, closed on the way out."""
+    if client is not None:
+        yield client
+        return
     from verifier.sandbox.docker_engine import connect
 
-    client = connect()
+    own = connect()
     try:
-        runtime.require(client.api, limits)
+        yield own
     finally:
-        client.close()
+        own.close()
 
 
-def suite_limits(limits: Limits, suite: Path) -> Limits:
+def suite_limits(limits: Limits, suite: Path | Suite | None) -> Limits:
     """The limits a check of `suite` runs with (`Suite.limits`: the suite's [limits] over
     `limits`, the stronger runtime winning), or `limits` when the suite is unusable (the
     check's evidence then says why)."""
+    loaded = suite if suite is None or not isinstance(suite, Path) else loaded_suite(suite)
+    return limits if loaded is None else loaded.limits(limits)
+
+
+def loaded_suite(suite: Path) -> Suite | None:
+    """The suite folder read and validated once, for a command to hand on whole; None when it is
+    unusable (the check that reads it again then says why, in its evidence)."""
     from verifier.errors import InvalidInput
     from verifier.suite import load_suite
 
     try:
-        return load_suite(suite).limits(limits)
+        return load_suite(suite)
     except (InvalidInput, ValueError):
-        return limits
+        return None
 
 
 # -- click's help and usage errors in the same voice -----------------------------------------

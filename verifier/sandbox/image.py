@@ -128,9 +128,10 @@ class ImageInfo:
         return dict(self.__dict__)
 
 
-def find_image(client: Client, base: Base = "auto") -> str | None:
-    """The id of the built image for the current recipe, or None."""
-    meta = inspect_image(client.api, image_tag(base))
+def find_image(client: Client, base: Base = "auto", *, tag: str | None = None) -> str | None:
+    """The id of the built image for the current recipe (its `tag`, when the caller has already
+    computed it: the recipe is hashed once a command), or None."""
+    meta = inspect_image(client.api, tag or image_tag(base))
     return None if meta is None else str(meta["Id"])
 
 
@@ -145,13 +146,13 @@ def build(
     say = progress or (lambda _msg: None)
     kind = resolve_base(base)
     tag = image_tag(kind)
-    if not force and find_image(client, kind) is not None:
+    if not force and find_image(client, kind, tag=tag) is not None:
         return tag, False  # up to date: an image with this recipe digest exists
     with build_lock():
         # Another process (a second test worker, a second command) may have built it while we
         # waited: building it again would move the tag to a new image id under a running pool,
         # and evidence names the image id.
-        if not force and find_image(client, kind) is not None:
+        if not force and find_image(client, kind, tag=tag) is not None:
             return tag, False
         return _build(client, kind, tag, say)
 
