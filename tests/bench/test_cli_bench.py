@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from verifier import batch
 from verifier.bench import humaneval as he
 from verifier.cli import app
+from verifier.errors import HostOverloaded
 from verifier.limits import Limits
 from verifier.runner.protocol import FailureRecord, JobCounts, JobResult, format_result_line, read_job
 from verifier.sandbox.backend import RawRun, SandboxJob
@@ -307,3 +309,51 @@ def test_plus_verifies_each_sample_again_with_its_plus_suite(
     again = bench(str(path), "--plus", "--plus-inputs", "7", "--k", "1")
     assert again.exit_code == 0 and len(jobs) == 2  # both verdicts from the store, the inputs from the cache
     assert "making plus inputs" not in again.stderr
+
+
+def busy(job: SandboxJob) -> RawRun:
+    raise HostOverloaded("no sandbox slot came free within 0 s (stand-in)")
+
+
+@pytest.mark.raw_overload
+def test_samples_that_stay_overloaded_exit_3_and_stay_out_of_pass_at_k(
+    tmp_path: Path, fake_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37 §4: an overloaded sample is retried after pauses; one that stays overloaded is
+    counted apart, never as the model's failure, and the command says so with exit 3."""
+    monkeypatch.setattr("verifier.batch.BACKOFF_S", 0.0)
+    calls: list[SandboxJob] = []
+
+    def always_busy(job: SandboxJob) -> RawRun:
+        calls.append(job)
+        return busy(job)
+
+    fake_sandbox(always_busy)
+    done = bench(str(samples(tmp_path, {"HumanEval/0": 1})))
+    assert done.exit_code == 3, done.stderr
+    assert "1 sample(s) stayed overloaded" in done.stderr
+    out = summary(done.stdout)
+    assert (out["overloaded"], out["infra_errors"], out["passed"]) == (1, 0, 0)
+    # Not a failure of the model's: no sample is left to judge, so pass@1 is not reported (not 0).
+    assert "pass@1" not in out and out["pass@k_not_reported"]["pass@1"] == "no samples"
+    assert len(calls) == 1 + batch.OVERLOADED_RETRIES
+
+
+@pytest.mark.raw_overload
+def test_an_overloaded_sample_that_gets_a_slot_on_a_retry_is_judged(
+    tmp_path: Path, fake_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("verifier.batch.BACKOFF_S", 0.0)
+    tries: list[int] = []
+
+    def busy_twice(job: SandboxJob) -> RawRun:
+        tries.append(1)
+        return busy(job) if len(tries) <= 2 else answer(job)
+
+    fake_sandbox(busy_twice)
+    done = bench(str(samples(tmp_path, {"HumanEval/0": 1})))
+    assert done.exit_code == 0, done.stderr
+    out = summary(done.stdout)
+    assert (out["overloaded"], out["passed"], out["rerun"]) == (0, 1, 1)
+    rows = [json.loads(x) for x in Path(f"{tmp_path}/samples.jsonl_results.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in rows] == ["passed"]

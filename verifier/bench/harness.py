@@ -56,6 +56,16 @@ def not_verified(evidence: Iterable[Evidence]) -> int:
     return sum(ev.fault in (Fault.VERIFIER, Fault.HOST) for ev in evidence)
 
 
+def infra_errors(evidence: Iterable[Evidence]) -> int:
+    """Samples that got no verdict through our fault (infra_error)."""
+    return sum(ev.fault is Fault.VERIFIER for ev in evidence)
+
+
+def stayed_overloaded(evidence: Iterable[Evidence]) -> int:
+    """Samples that got no verdict because the host was too busy, after their retries."""
+    return sum(ev.fault is Fault.HOST for ev in evidence)
+
+
 @contextmanager
 def bench_verifier(
     policy: RunPolicy, *, workers: int, limits: Limits, image: str | None = None, ray: str | None = None
@@ -151,7 +161,10 @@ def run(
     wall = time.monotonic() - started
     evidence = [distinct[j] for j in mapping]
     passed = [ev.ok for ev in evidence]
-    scores = pass_at_ks(keys, passed, ks)
+    # A sample the host was too busy to judge is no failure of the model's: pass@k leaves it out
+    # (its task then has fewer samples); the summary counts it under "overloaded".
+    judged = [i for i, ev in enumerate(evidence) if ev.fault is not Fault.HOST]
+    scores = pass_at_ks([keys[i] for i in judged], [passed[i] for i in judged], ks)
     summary: dict[str, Any] = {
         "samples": len(evidence),
         "distinct": len(jobs),
@@ -159,8 +172,10 @@ def run(
         "from_store": len(jobs) - verified,
         "passed": sum(passed),
         "statuses": status_counts(evidence),
-        "infra_errors": not_verified(evidence),
+        "infra_errors": infra_errors(evidence),
+        "overloaded": stayed_overloaded(evidence),
         "rerun": sum(ev.attempts > 1 for ev in evidence),
+        "slot_wait_s": round(sum(ev.durations.queue_s for ev in distinct if not ev.cached), 2),
         "wall_s": round(wall, 2),
         "samples_per_s": round(len(evidence) / wall, 2) if wall > 0 else None,
         "workers": workers,

@@ -389,6 +389,10 @@ def _plus_problems(
     return plus_problems, made
 
 
+#: The plus run's counts the summary repeats beside the base run's.
+PLUS_COUNTS = ("passed", "statuses", "verified", "from_store", "infra_errors", "overloaded", "wall_s")
+
+
 def plus_summary(base: dict[str, Any], plus: dict[str, Any], made: dict[str, PlusInputs]) -> dict[str, Any]:
     """The plus run's part of the summary: its pass@k beside the base's, its counts, and what
     the inputs were made of."""
@@ -398,7 +402,7 @@ def plus_summary(base: dict[str, Any], plus: dict[str, Any], made: dict[str, Plu
         "base_vs_plus": {k: {"base": base[k], "base+plus": plus.get(k)} for k in ks},
         "plus": {
             **{key: plus[key] for key in plus if key.startswith("pass@")},
-            **{key: plus[key] for key in ("passed", "statuses", "verified", "from_store", "infra_errors", "wall_s")},
+            **{key: plus[key] for key in PLUS_COUNTS},
             "inputs": {
                 "total": sum(counts),
                 "per_problem": {"min": counts[0], "median": counts[len(counts) // 2], "max": counts[-1]}

@@ -21,11 +21,13 @@ from verifier.bench.passk import (
     RUN_SLACK_S,
 )
 from verifier.cli.common import (
+    EXIT_BUSY,
     Command,
     Group,
     fail,
     require_runtime,
     sandbox_failure,
+    say_error,
     stderr,
 )
 from verifier.limits import RunPolicy, Runtime
@@ -204,9 +206,11 @@ def humaneval(
     again after Ctrl-C or a crash and only what is missing is verified (--no-cache: all of it).
     Every input is checked before a sandbox starts.
 
-    Exit 0 when every sample got a verdict, 2 for bad input or when any sample could not be
-    verified (infra_error/overloaded: not counted as the model's failure, but pass@k is then
-    not trustworthy). The library function behind it: `verifier.bench.humaneval.evaluate`."""
+    Exit 0 when every sample got a verdict; 2 for bad input or when any sample could not be
+    verified through our fault (infra_error: counted as failed in pass@k, rerun it); 3 when the
+    machine stayed too busy for some samples after their retries (overloaded: left out of pass@k;
+    rerun them). The progress line says how many samples wait for a machine-wide slot. The
+    library function behind it: `verifier.bench.humaneval.evaluate`."""
     rule = _limit_rule(limit_from_canonical, min_limit)
     problems = _alias(problems, problem_file, "--problems", "--problem_file")
     workers = _alias(workers, n_workers, "--workers", "--n_workers")
@@ -396,8 +400,10 @@ def io(
 
     Every verdict is kept in SAMPLES_evidence.jsonl as it arrives: run the same command again
     after Ctrl-C or a crash and only what is missing is verified (--no-cache: all of it).
-    Exit 0 when every sample got a verdict, 2 for bad input or when any sample could not be
-    verified (infra_error/overloaded: not the program's failure, but pass@k is then not trustworthy)."""
+    Exit 0 when every sample got a verdict; 2 for bad input or when any sample could not be
+    verified through our fault (infra_error: counted as failed in pass@k, rerun it); 3 when the
+    machine stayed too busy for some samples after their retries (overloaded: left out of pass@k;
+    rerun them)."""
     from verifier.sandbox.admission import default_workers
 
     _check_ray_policy(ray, policy)
@@ -466,13 +472,21 @@ def _report(summary: dict[str, Any], json_out: Path | None, whose: str) -> None:
     print(json.dumps(summary, indent=2))
     if json_out:
         json_out.write_text(json.dumps(summary, indent=2) + "\n")
-    unverified = summary["infra_errors"] + summary.get("plus", {}).get("infra_errors", 0)
+    plus = summary.get("plus", {})
+    unverified = summary["infra_errors"] + plus.get("infra_errors", 0)
     if unverified:
         raise fail(
-            f"{unverified} sample(s) could not be verified (infra_error or overloaded); "
+            f"{unverified} sample(s) could not be verified (infra_error); "
             f"they are not verdicts on {whose}, and pass@k counts them as failed: rerun them",
             status="infra_error",
         )
+    busy = summary.get("overloaded", 0) + plus.get("overloaded", 0)
+    if busy:
+        say_error(
+            f"{busy} sample(s) stayed overloaded after their retries (the machine was too busy to judge "
+            f"them); they are not verdicts on {whose} and pass@k leaves them out: rerun to verify only those"
+        )
+        raise typer.Exit(EXIT_BUSY)
 
 
 def _check_ray_policy(ray: str | None, policy: RunPolicy) -> None:

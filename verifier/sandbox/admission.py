@@ -80,6 +80,21 @@ class Admission:
         #: Slots this instance holds (under `_freed`): while it holds every one, no other process
         #: can free one, so the job at the door waits for this instance's own release only.
         self._held = 0
+        #: What this instance's jobs wait for (read by progress lines: `waiting`, `waited_s`).
+        self._stats = threading.Lock()
+        self._queued = 0
+        self._waited_s = 0.0
+
+    @property
+    def waiting(self) -> int:
+        """This instance's jobs waiting for a machine-wide slot right now."""
+        return self._queued
+
+    @property
+    def waited_s(self) -> float:
+        """Seconds this instance's jobs have waited for slots in all (those still waiting included
+        only once they get one or give up)."""
+        return self._waited_s
 
     def close(self) -> None:
         """Stop waiting: the jobs of this instance still waiting for a slot (and any that asks
@@ -174,10 +189,29 @@ class Admission:
         yields the seconds waited. Raises HostOverloaded."""
         limit = self.wait_s if wait_s is None else wait_s
         started = time.monotonic()
-        order = list(range(self.slots))
-        fd: int | None = None
         if self._closed.is_set():
             raise self.overloaded(limit)
+        with self._stats:
+            self._queued += 1
+        try:
+            fd = self._acquire(started, limit)
+        finally:
+            waited = time.monotonic() - started
+            with self._stats:
+                self._queued -= 1
+                self._waited_s += waited
+        try:
+            yield waited
+        finally:
+            with self._freed:
+                self._held -= 1
+                os.close(fd)
+                self._freed.notify_all()
+
+    def _acquire(self, started: float, limit: float) -> int:
+        """A slot's descriptor (counted in `_held`), through the door. Raises HostOverloaded."""
+        order = list(range(self.slots))
+        fd: int | None = None
         door = self._door(started, limit)
         try:
             while fd is None:
@@ -195,13 +229,7 @@ class Admission:
                 self._held += 1
         finally:
             os.close(door)  # the next waiter's turn (closing the descriptor releases the lock)
-        try:
-            yield time.monotonic() - started
-        finally:
-            with self._freed:
-                self._held -= 1
-                os.close(fd)
-                self._freed.notify_all()
+        return fd
 
 
 class Unlimited(Admission):

@@ -48,14 +48,14 @@ RERUN = (Status.INFRA_ERROR,)
 
 
 class ObservedAdmission(Admission):
-    """The machine-wide slots, counting how many of this server's jobs wait for one and hold one.
-    A job's wait ends at its check's deadline (`until`), set on the worker thread that runs it."""
+    """The machine-wide slots, counting how many of this server's jobs hold one (how many wait for
+    one: `Admission.waiting`). A job's wait ends at its check's deadline (`until`), set on the
+    worker thread that runs it."""
 
     def __init__(self, wait_s: float) -> None:
         super().__init__(wait_s=wait_s)
         self._count = threading.Lock()
         self._local = threading.local()
-        self.waiting = 0
         self.holding = 0
 
     @contextmanager
@@ -67,29 +67,21 @@ class ObservedAdmission(Admission):
         finally:
             self._local.deadline = None
 
-    def _add(self, waiting: int, holding: int) -> None:
+    def _hold(self, change: int) -> None:
         with self._count:
-            self.waiting += waiting
-            self.holding += holding
+            self.holding += change
 
     @contextmanager
     def slot(self, wait_s: float | None = None) -> Iterator[float]:
         deadline = getattr(self._local, "deadline", None)
         if wait_s is None and deadline is not None:
             wait_s = max(0.0, deadline - time.monotonic())
-        self._add(1, 0)
-        entered = False
-        try:
-            with super().slot(wait_s) as waited:
-                self._add(-1, 1)
-                entered = True
-                try:
-                    yield waited
-                finally:
-                    self._add(0, -1)
-        finally:
-            if not entered:
-                self._add(-1, 0)
+        with super().slot(wait_s) as waited:
+            self._hold(1)
+            try:
+                yield waited
+            finally:
+                self._hold(-1)
 
 
 def overload_reason(evidence: Evidence) -> str:
