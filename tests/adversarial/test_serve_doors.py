@@ -188,7 +188,6 @@ def test_an_answered_connection_is_let_go_at_its_deadline(served: Served, name: 
         sock.sendall(first)
         answered = answer_head(sock)
         assert answered.startswith(b"HTTP/1.1 " + status), answered[:200]
-        assert held(served, sock)  # the server held it after answering (the test sees what it tests)
         took = released_within(served, sock, RELEASE_S, keep_sending=again)
     finally:
         sock.close()

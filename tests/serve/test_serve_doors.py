@@ -20,7 +20,7 @@ from verifier.serve.checks import _Item, batch_lines
 from verifier.serve.config import HttpConfig, ServeConfig
 from verifier.serve.middleware import redacted
 from verifier.serve.state import ServerState
-from verifier.serve.store import EvidenceStore, cut
+from verifier.serve.store import EvidenceStore
 from verifier.serve.tokens import TokenSource, TokenSpec, token_hash
 from verifier.suite import suite_from_files
 from verifier.text import visible
@@ -62,7 +62,6 @@ def test_a_kept_evidence_holds_large_outputs_cut_with_the_hash_of_the_whole() ->
     short = program_evidence(2, "short")
     store.put("alice", short)
     assert store.get("alice", short.evidence_id) == short  # under the cut: the evidence itself
-    assert cut("abc", 3) == "abc"
 
 
 def test_the_store_is_bounded_in_bytes_per_principal_and_in_all() -> None:
