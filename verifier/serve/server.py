@@ -39,10 +39,10 @@ from verifier.serve.tokens import TokenSource
 log = logging.getLogger("verifier.serve")
 
 
-def _answer(status: str, error: str, reason: str) -> bytes:
+def _answer(status: str, error: str, reason: str, extra: str = "") -> bytes:
     body = ErrorBody(error=error, reason=reason).model_dump_json().encode()  # type: ignore[arg-type]
     return (
-        f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\nconnection: close\r\n".encode()
+        f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\nconnection: close\r\n{extra}".encode()
         + b"content-length: "
         + str(len(body)).encode()
         + b"\r\n\r\n"
@@ -64,7 +64,7 @@ def _too_many(budget: int) -> bytes:
         f"this address has {budget} connections open that no token has authenticated yet, "
         "this server's limit: use them, or close some"
     )
-    return _answer("429 Too Many Requests", "concurrency", reason)
+    return _answer("429 Too Many Requests", "concurrency", reason, "retry-after: 1\r\n")
 
 
 class _Watched(dict[str, Any]):
