@@ -193,13 +193,16 @@ async def stream_batch(state: ServerState, spec: TokenSpec, body: BatchRequest) 
 async def batch_lines(
     state: ServerState, engine: Engine, spec: TokenSpec, client: ClientState, items: list[_Item]
 ) -> AsyncIterator[str]:
-    """Each item's line as it finishes; items wait for the token's concurrency and rate. When the
-    client goes away (this generator is closed), the items not started are cancelled."""
-    lines: asyncio.Queue[str] = asyncio.Queue()
+    """Each item's line as it finishes; items start in order as the token's concurrency and rate
+    allow, and only while the answers its client has not read yet are under their bounds
+    (`state.answers`): a client that stops reading stops its batch. When the client goes away
+    (this generator is closed), the items not started are cancelled."""
+    lines: asyncio.Queue[tuple[str, int]] = asyncio.Queue()  # each waiting line is counted in state.answers
     started: set[int] = set()
+    tasks: list[asyncio.Task[None]] = []
+    budget = state.answers
 
     async def one(index: int, item: _Item) -> None:
-        await client.start(spec)
         try:
             wait = client.bucket.take(spec, time.monotonic(), reserve=True)
             if wait > 0:
@@ -210,15 +213,30 @@ async def batch_lines(
         started.add(index)
         evidence = await engine.check(item.candidate, item.suite, item.purpose, on_done=client.done)
         record(state, spec, client, item.purpose, evidence)
-        await lines.put(BatchLine(id=item.id, evidence=evidence).model_dump_json() + "\n")
+        line = BatchLine(id=item.id, evidence=evidence).model_dump_json() + "\n"
+        budget.take(spec.name, len(line))
+        lines.put_nowait((line, len(line)))
 
-    tasks = [asyncio.create_task(one(i, item)) for i, item in enumerate(items)]
+    async def feed() -> None:
+        for index, item in enumerate(items):
+            await budget.room(spec.name)
+            await client.start(spec)
+            tasks.append(asyncio.create_task(one(index, item)))
+
+    feeder = asyncio.create_task(feed())
     try:
         for _ in items:
-            yield await lines.get()
+            line, size = await lines.get()
+            try:
+                yield line
+            finally:
+                budget.give(spec.name, size)
     finally:
+        feeder.cancel()
         for task in tasks:
             task.cancel()
+        while not lines.empty():
+            budget.give(spec.name, lines.get_nowait()[1])
         not_started = len(items) - len(started)
         if not_started:
             client.refund(not_started)

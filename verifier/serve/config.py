@@ -23,7 +23,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from verifier.errors import InvalidInput
 from verifier.limits import Limits, MiB, PoolConfig, RunPolicy
@@ -52,7 +52,38 @@ class HttpConfig(BaseModel):
     )
     body_timeout_s: float = Field(30.0, gt=0, description="From the complete headers to the complete body (408).")
     keep_alive_s: float = Field(5.0, gt=0, description="An idle connection is closed after this (uvicorn).")
-    max_connections: int = Field(1000, ge=1, description="Open connections at once; more are answered 503.")
+    send_timeout_s: float | None = Field(
+        None,
+        gt=0,
+        description="A client that takes none of an answer for this long is cut off, and a closing connection "
+        "whose client does not take its last bytes is aborted after it (default: body_timeout_s).",
+    )
+    max_connections: int = Field(1000, ge=2, description="Open connections at once; more are answered 503.")
+    unauthenticated_per_peer: int | None = Field(
+        None,
+        ge=1,
+        description="Connections of one peer address that no token has authenticated yet; more are answered "
+        "429 and closed. Smaller than max_connections (default: a quarter of it).",
+    )
+
+    @property
+    def send_timeout(self) -> float:
+        return self.send_timeout_s if self.send_timeout_s is not None else self.body_timeout_s
+
+    @property
+    def unauthenticated_budget(self) -> int:
+        if self.unauthenticated_per_peer is not None:
+            return self.unauthenticated_per_peer
+        return max(1, self.max_connections // 4)
+
+    @model_validator(mode="after")
+    def _budget_under_the_whole(self) -> HttpConfig:
+        if self.unauthenticated_per_peer is not None and self.unauthenticated_per_peer >= self.max_connections:
+            raise ValueError(
+                "unauthenticated_per_peer must be smaller than max_connections (one address without a token "
+                "must never hold the whole server)"
+            )
+        return self
 
 
 class RunCodeConfig(BaseModel):
@@ -95,6 +126,24 @@ class ServeConfig(BaseModel):
     retries: int = Field(1, ge=0, le=5, description="Reruns of a check that ended infra_error (our fault).")
     retry_after_s: int = Field(2, ge=1, le=3600, description="Retry-After of an overloaded answer.")
     evidence_kept: int = Field(100_000, ge=0, description="Evidence records kept for GET /v1/evidence (all tokens).")
+    evidence_kept_bytes: int = Field(
+        256 * MiB, ge=0, description="Bytes of evidence kept for GET /v1/evidence, all tokens together."
+    )
+    evidence_kept_bytes_per_token: int = Field(
+        64 * MiB, ge=0, description="Bytes of evidence kept for GET /v1/evidence, of one token's principal."
+    )
+    evidence_output_chars: int = Field(
+        64 * 1024,
+        ge=1024,
+        description="A kept evidence's candidate-written texts (a program's stdout, stderr) are cut at this, "
+        "with the whole text's length and SHA-256.",
+    )
+    answer_bytes: int = Field(
+        256 * MiB, ge=64 * 1024, description="Bytes of batch lines made and not yet read by their clients, in all."
+    )
+    answer_bytes_per_token: int = Field(
+        32 * MiB, ge=64 * 1024, description="The same, of one token's principal: past it, its batches wait."
+    )
     shutdown_s: float = Field(30.0, ge=0, description="On SIGTERM: how long in-flight requests may take to finish.")
     token_reload_s: float = Field(1.0, gt=0, description="How often the token file is checked for changes.")
     inline_pool_size: int = Field(1, ge=1, description="Warm containers kept for inline suites (fresh policy).")

@@ -17,7 +17,15 @@ LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 
 
 class Metrics:
-    def __init__(self, *, waiting: Callable[[], float], holding: Callable[[], float], in_flight: Callable[[], float]):
+    def __init__(
+        self,
+        *,
+        waiting: Callable[[], float],
+        holding: Callable[[], float],
+        in_flight: Callable[[], float],
+        kept_bytes: Callable[[], float] = lambda: 0,
+        unread_bytes: Callable[[], float] = lambda: 0,
+    ):
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         waits = "Checks waiting for a machine-wide sandbox slot (at its door or in the server's queue)."
@@ -29,6 +37,14 @@ class Metrics:
         Gauge(
             "verifier_serve_checks_in_flight", "Checks accepted and not finished (queued or running).", registry=r
         ).set_function(in_flight)
+        Gauge(
+            "verifier_serve_evidence_bytes", "Bytes of evidence kept for GET /v1/evidence (all tokens).", registry=r
+        ).set_function(kept_bytes)
+        Gauge(
+            "verifier_serve_unread_answer_bytes",
+            "Bytes of batch lines made and not yet read by their clients.",
+            registry=r,
+        ).set_function(unread_bytes)
         self.checks = Counter(
             "verifier_serve_checks", "Checks answered, by route and evidence status.", ["route", "status"], registry=r
         )

@@ -5,6 +5,7 @@ requests that run one check. (The bounds on a request's line and headers are the
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -13,15 +14,25 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from verifier.serve.body import Refusal
+from verifier.text import one_line, visible
 
 access_log = logging.getLogger("verifier.serve.access")
 
 
+#: Any run of characters a token may be made of, as long as the shortest token
+#: (`tokens.TOKEN_SHAPE`): whatever the path's form (`//t/TOKEN`, `/./t/TOKEN`, `/t/TOKEN;x`,
+#: percent-encoded), a token in it is such a run. Evidence ids (64 hex digits) are redacted too.
+_TOKEN_LIKE = re.compile(r"[A-Za-z0-9._~-]{16,}")
+#: The longest path a log line shows (the rest is cut: a line is not the client's to fill).
+MAX_LOGGED_PATH = 300
+
+
 def redacted(path: str) -> str:
-    """A path as the logs show it: a token in the URL (/t/TOKEN/...) never reaches a log."""
-    if path.startswith("/t/"):
-        return "/t/<token>/" + path[3:].partition("/")[2]
-    return path
+    """A path as the logs show it: every control or invisible character escaped (a path cannot
+    write a line of its own), and every run of characters that could be a token, wherever it
+    stands, shown as ``<token>``: no token reaches a log, whatever the path's shape."""
+    shown = _TOKEN_LIKE.sub("<token>", visible(path, keep_newlines=False))  # redacted before it is cut
+    return shown if len(shown) <= MAX_LOGGED_PATH else shown[:MAX_LOGGED_PATH] + " [truncated]"
 
 
 class AccessLog:
@@ -49,7 +60,7 @@ class AccessLog:
             who = scope.get("state", {}).get("principal", "-")
             access_log.info(
                 "%s %s %s %s %.3fs",
-                scope.get("method"),
+                one_line(str(scope.get("method")), 20),
                 redacted(scope.get("path", "")),
                 status["code"] or "-",
                 who,

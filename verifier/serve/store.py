@@ -1,33 +1,170 @@
-"""The evidence each principal made, for `GET /v1/evidence/{evidence_id}`.
+"""What the server keeps in memory for its clients, bounded in bytes: the evidence each principal
+made (`EvidenceStore`, for `GET /v1/evidence/{evidence_id}`) and the answers waiting for a client
+to read them (`AnswerBudget`, for `/v1/batch`).
 
 An `evidence_id` is a digest of candidate, suite, image and limits, so two principals checking
 the same candidate get the same id: records are kept per (principal, id), and a principal finds
-only its own. Bounded (the least recently made go first) and in memory: a restart forgets them.
+only its own. Bounded in count and in bytes, per principal and in all (the least recently made go
+first), and in memory: a restart forgets them. A record's large outputs (a program's stdout and
+stderr, which a `/run_code` answer carries whole) are kept cut, with the length and SHA-256 of
+the whole text, so a store of many records holds little of any one.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 from collections import OrderedDict
 
 from verifier.evidence import Evidence
 
 
+def cut(text: str, limit: int) -> str:
+    """`text`, or its first `limit` characters followed by a line that says how long the whole
+    was and its SHA-256 (of its UTF-8 bytes)."""
+    if len(text) <= limit:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return text[:limit] + f"\n[cut by the server's evidence store: {len(text)} characters in all, sha256 {digest}]"
+
+
+def kept(evidence: Evidence, limit: int) -> Evidence:
+    """`evidence` as a store keeps it: every candidate-written text over `limit` characters cut
+    (`cut`). Everything else, `ok` and the status included, is the evidence's own."""
+    cases = [
+        case.model_copy(
+            update={
+                "stdout_untrusted": None if case.stdout_untrusted is None else cut(case.stdout_untrusted, limit),
+                "stderr_untrusted": None if case.stderr_untrusted is None else cut(case.stderr_untrusted, limit),
+            }
+        )
+        for case in evidence.cases
+    ]
+    failures = [f.model_copy(update={"detail_untrusted": cut(f.detail_untrusted, limit)}) for f in evidence.failures]
+    return evidence.model_copy(
+        update={
+            "cases": cases,
+            "failures": failures,
+            "candidate_output_untrusted": cut(evidence.candidate_output_untrusted, limit),
+        }
+    )
+
+
+def size_of(evidence: Evidence) -> int:
+    """What a record costs: its JSON's length (the text it holds, and a little more)."""
+    return len(evidence.model_dump_json())
+
+
 class EvidenceStore:
-    def __init__(self, capacity: int) -> None:
+    """At most `capacity` records and `max_bytes` of them in all, `max_bytes_per_owner` of one
+    principal; each record's candidate-written texts cut at `output_chars` (`kept`)."""
+
+    def __init__(
+        self,
+        capacity: int,
+        *,
+        max_bytes: int = 256 * 1024 * 1024,
+        max_bytes_per_owner: int = 64 * 1024 * 1024,
+        output_chars: int = 64 * 1024,
+    ) -> None:
         self.capacity = capacity
-        self._records: OrderedDict[tuple[str, str], Evidence] = OrderedDict()
+        self.max_bytes = max_bytes
+        self.max_bytes_per_owner = max_bytes_per_owner
+        self.output_chars = output_chars
+        self._records: OrderedDict[tuple[str, str], tuple[Evidence, int]] = OrderedDict()
+        self._owners: dict[str, OrderedDict[str, None]] = {}
+        self._owner_bytes: dict[str, int] = {}
+        #: Bytes of every record kept now (a gauge).
+        self.bytes = 0
 
     def put(self, owner: str, evidence: Evidence) -> None:
         if self.capacity <= 0:
             return
-        key = (owner, evidence.evidence_id)
-        self._records[key] = evidence
-        self._records.move_to_end(key)
-        while len(self._records) > self.capacity:
-            self._records.popitem(last=False)
+        record = kept(evidence, self.output_chars)
+        size = size_of(record)
+        if size > min(self.max_bytes, self.max_bytes_per_owner):
+            return  # never kept: it alone is over a bound
+        self._drop(owner, record.evidence_id)
+        self._records[(owner, record.evidence_id)] = (record, size)
+        self._owners.setdefault(owner, OrderedDict())[record.evidence_id] = None
+        self._owner_bytes[owner] = self._owner_bytes.get(owner, 0) + size
+        self.bytes += size
+        while self._owner_bytes[owner] > self.max_bytes_per_owner:
+            self._drop(owner, next(iter(self._owners[owner])))
+        while len(self._records) > self.capacity or self.bytes > self.max_bytes:
+            oldest_owner, oldest_id = next(iter(self._records))
+            self._drop(oldest_owner, oldest_id)
 
     def get(self, owner: str, evidence_id: str) -> Evidence | None:
-        return self._records.get((owner, evidence_id))
+        found = self._records.get((owner, evidence_id))
+        return found[0] if found is not None else None
+
+    def owner_bytes(self, owner: str) -> int:
+        return self._owner_bytes.get(owner, 0)
 
     def __len__(self) -> int:
         return len(self._records)
+
+    def _drop(self, owner: str, evidence_id: str) -> None:
+        found = self._records.pop((owner, evidence_id), None)
+        if found is None:
+            return
+        size = found[1]
+        self.bytes -= size
+        ids = self._owners[owner]
+        del ids[evidence_id]
+        left = self._owner_bytes[owner] - size
+        if ids:
+            self._owner_bytes[owner] = left
+        else:
+            del self._owners[owner]
+            del self._owner_bytes[owner]
+
+
+class AnswerBudget:
+    """Bytes of answers made and not yet taken by their clients (a batch's lines), at most
+    `max_bytes` in all and `max_bytes_per_owner` of one principal. A batch starts its next item
+    only when its principal and the server are under their bounds (`room`), so a client that does
+    not read stops its own batch, holding at most the bound plus the answers of the checks it
+    had running; the answers it has not taken are given back (`give`) when it reads them or goes."""
+
+    def __init__(self, *, max_bytes: int, max_bytes_per_owner: int) -> None:
+        self.max_bytes = max_bytes
+        self.max_bytes_per_owner = max_bytes_per_owner
+        #: Bytes of answers waiting for their clients now (a gauge).
+        self.bytes = 0
+        self._owner_bytes: dict[str, int] = {}
+        self._waiters: list[asyncio.Future[None]] = []  # one a batch at most: woken on every give
+
+    def has_room(self, owner: str) -> bool:
+        return self.bytes < self.max_bytes and self._owner_bytes.get(owner, 0) < self.max_bytes_per_owner
+
+    async def room(self, owner: str) -> None:
+        """Return when `owner` and the server are under their bounds."""
+        while not self.has_room(owner):
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+
+    def take(self, owner: str, size: int) -> None:
+        self.bytes += size
+        self._owner_bytes[owner] = self._owner_bytes.get(owner, 0) + size
+
+    def give(self, owner: str, size: int) -> None:
+        self.bytes -= size
+        left = self._owner_bytes.get(owner, 0) - size
+        if left > 0:
+            self._owner_bytes[owner] = left
+        else:
+            self._owner_bytes.pop(owner, None)
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def owner_bytes(self, owner: str) -> int:
+        return self._owner_bytes.get(owner, 0)
