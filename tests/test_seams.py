@@ -297,3 +297,14 @@ def test_every_public_exception_is_in_one_tree_under_verifier_error() -> None:
                 wrong.append(f"{e.__name__}: the tree does not say it is also a {builtin.__name__}")
     wrong += [f"the tree names {rows[i][1]}, which is no exception of verifier" for i in sorted(unmatched)]
     assert not wrong, "verifier/errors.py's tree and the code disagree:\n" + "\n".join(wrong)
+
+
+def test_an_extras_errors_are_importable_from_the_extra() -> None:
+    """What `verifier.agents`' API raises (its own exceptions, and `UnknownSandbox` from
+    `DockerSandbox.attach`) is importable from `verifier.agents`, as its other names are."""
+    import verifier.agents
+
+    raised = {e.__name__ for e in _public_exceptions() if e.__module__.startswith("verifier.agents")}
+    assert raised, "no exception defined in verifier.agents: this guard watches nothing"
+    for name in sorted(raised | {"UnknownSandbox"}):
+        assert name in verifier.agents.__all__ and hasattr(verifier.agents, name), name
