@@ -307,3 +307,25 @@ def test_plus_verifies_each_sample_again_with_its_plus_suite(
     again = bench(str(path), "--plus", "--plus-inputs", "7", "--k", "1")
     assert again.exit_code == 0 and len(jobs) == 2  # both verdicts from the store, the inputs from the cache
     assert "making plus inputs" not in again.stderr
+
+
+def test_ctrl_c_says_what_was_kept_and_that_a_rerun_resumes(
+    tmp_path: Path, fake_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_sandbox(passing)
+    path = samples(tmp_path, {"HumanEval/0": 1, "HumanEval/1": 1})
+    assert bench(str(path)).exit_code == 0
+    real = he.evaluate
+
+    def interrupted(work: Any, options: Any, *, store: Any, **kw: Any) -> Any:
+        (tmp_path / "more").mkdir(exist_ok=True)
+        more = samples(tmp_path / "more", {"HumanEval/2": 1})
+        real(he.load(more, None), options, store=store, **kw)  # one more verdict, then Ctrl-C
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(he, "evaluate", interrupted)
+    done = bench(str(path))
+    assert done.exit_code == 130
+    (line,) = done.stderr.strip().splitlines()[-1:]
+    assert f"interrupted: 3 verdicts are saved in {path}_evidence.jsonl (1 from this run)" in line
+    assert "run the same command again to verify only the rest" in line and "Traceback" not in done.output

@@ -320,6 +320,7 @@ def _run_humaneval(work: Workload, options: Options, samples: Path, *, fresh: bo
         cache = None
         if options.limit_rule is not None:
             cache = stack.enter_context(_open_store(cache_path(), fresh=fresh))
+        kept = len(store)
         try:
             if options.ray is None:  # every Ray node finds or builds the image of the driver's recipe itself
                 from verifier.sandbox.docker_engine import connect
@@ -338,6 +339,17 @@ def _run_humaneval(work: Workload, options: Options, samples: Path, *, fresh: bo
             )
         except SandboxUnavailable as exc:
             raise sandbox_failure(exc) from None
+        except KeyboardInterrupt:
+            raise _interrupted(store, kept) from None
+
+
+def _interrupted(store: EvidenceStore, kept: int) -> typer.Exit:
+    """Ctrl-C during a bench run: what was kept of it, and how to go on (exit 130, as a shell's)."""
+    stderr().print(
+        f"interrupted: {len(store)} verdicts are saved in {escape(str(store.path))} ({len(store) - kept} from this "
+        "run); run the same command again to verify only the rest (--no-cache starts over)"
+    )
+    return typer.Exit(130)
 
 
 # Long only in its signature, as humaneval's; the work is verifier.bench.io.evaluate.
@@ -442,6 +454,7 @@ def _run_io(
     from verifier.limits import Limits
 
     with _open_store(_store_path(samples), fresh=fresh) as store:
+        kept = len(store)
         try:
             image = None
             if options["ray"] is None:
@@ -459,6 +472,8 @@ def _run_io(
             return bio.evaluate(items, problems, image=image, store=store, **options)
         except SandboxUnavailable as exc:
             raise sandbox_failure(exc) from None
+        except KeyboardInterrupt:
+            raise _interrupted(store, kept) from None
 
 
 def _report(summary: dict[str, Any], json_out: Path | None, whose: str) -> None:
