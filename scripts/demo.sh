@@ -4,7 +4,8 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-source scripts/env.sh
+# The main job needs the core only (no extra): the tests install the rest (scripts/test.sh).
+source scripts/env.sh ""
 bash scripts/ensure-docker.sh
 verifier image build
 EX=examples/find_duplicates

@@ -1,21 +1,38 @@
 #!/usr/bin/env bash
 # Sourced by the other scripts: the project's virtualenv, installed and current.
-# Re-installs only when pyproject.toml (or the extras below) changed since the last install.
+#
+#   source scripts/env.sh              every extra: dev, agents, bench, ray, serve (what the tests need)
+#   source scripts/env.sh all          the same, said (a script that sources this one without an
+#                                      argument passes it its own arguments: say which)
+#   source scripts/env.sh ""           the core only: `verifier check` and `verifier image build`
+#   source scripts/env.sh bench,serve  those extras
+#
+# Installs only when pyproject.toml changed since the last install, or when an extra asked for
+# is not installed yet (a venv with every extra serves a call that asks for fewer).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VERIFIER_VENV:-$ROOT/.venv}"
 PY="${PYTHON:-python3}"
+ALL_EXTRAS="dev,agents,bench,ray,serve"
+EXTRAS="${1-all}"
+[[ "$EXTRAS" == "all" ]] && EXTRAS="$ALL_EXTRAS"
 if [[ ! -x "$VENV/bin/python" ]]; then
   echo "env: creating $VENV" >&2
   "$PY" -m venv "$VENV"
 fi
-EXTRAS="dev,agents,bench,ray,serve"
 stamp="$VENV/.verifier-installed"
-want="$( (cat "$ROOT/pyproject.toml"; echo "$EXTRAS") | sha256sum | cut -d' ' -f1)"
-if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
-  echo "env: installing verifier and its dependencies into $VENV" >&2
-  "$VENV/bin/python" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
-  "$VENV/bin/python" -m pip install --quiet -e "$ROOT[$EXTRAS]"
-  echo "$want" >"$stamp"
+project="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1)"
+# The stamp: the pyproject.toml digest, then the extras installed with it (comma-separated).
+had_project="" had_extras=""
+[[ -f "$stamp" ]] && read -r had_project had_extras <"$stamp" || true
+missing=""
+for extra in ${EXTRAS//,/ }; do
+  [[ ",${had_extras:-}," == *",$extra,"* ]] || missing="$missing $extra"
+done
+if [[ "$had_project" != "$project" || -n "$missing" ]]; then
+  [[ "$had_project" == "$project" ]] && EXTRAS="$(echo "${had_extras:-},$EXTRAS" | tr ',' '\n' | sed '/^$/d' | sort -u | paste -sd, -)"
+  echo "env: installing verifier${EXTRAS:+ with the extras $EXTRAS} into $VENV" >&2
+  "$VENV/bin/python" -m pip install --quiet -e "$ROOT${EXTRAS:+[$EXTRAS]}"
+  echo "$project $EXTRAS" >"$stamp"
 fi
 export PATH="$VENV/bin:$PATH"

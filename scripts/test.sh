@@ -4,7 +4,8 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-source scripts/env.sh
+# Every extra: the tests cover the agents, the bench, Ray and the server too.
+source scripts/env.sh all
 bash scripts/ensure-docker.sh
 # The bench report's browser test opens the page in headless Chromium (the distribution's).
 bash scripts/ensure-chromium.sh

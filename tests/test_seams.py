@@ -253,3 +253,88 @@ def test_long_functions_are_split_or_explained() -> None:
                 if length > LONG_FUNCTION and not lines[first - 2].lstrip().startswith("#"):
                     unexplained.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({length} lines)")
     assert unexplained == []
+
+
+def _public_exceptions() -> list[type[BaseException]]:
+    """Every public exception class defined in verifier/ (outside runner/, which is standard
+    library only and cannot import `verifier.errors`). Control-flow signals that derive from
+    BaseException alone are not errors a caller catches."""
+    import importlib
+
+    found: list[type[BaseException]] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if "runner" in path.relative_to(PACKAGE).parts:
+            continue
+        classes = [n.name for n in ast.parse(path.read_text()).body if isinstance(n, ast.ClassDef)]
+        if not any(not c.startswith("_") for c in classes):
+            continue
+        module = importlib.import_module(_module_name(path))
+        for c in classes:
+            cls = getattr(module, c)
+            if not c.startswith("_") and isinstance(cls, type) and issubclass(cls, Exception):
+                found.append(cls)
+    return found
+
+
+def _documented_tree() -> list[tuple[int, str, str]]:
+    """(indent, class name, line) of each line of the tree in `verifier/errors.py`'s docstring."""
+    import verifier.errors
+
+    doc = verifier.errors.__doc__ or ""
+    block = doc.split("::\n\n", 1)[1].split("\n\n", 1)[0]
+    rows = []
+    for line in block.splitlines():
+        text = line.lstrip()
+        indent = len(line) - len(text)
+        rows.append((indent, text.lstrip("+- ").split()[0], text))
+    return rows
+
+
+def test_every_public_exception_is_in_one_tree_under_verifier_error() -> None:
+    """httpx's habit: one `except VerifierError` catches everything verifier raises, and the tree in
+    errors.py shows each class where it is (its parent, its module)."""
+    from verifier.errors import VerifierError
+
+    exceptions = _public_exceptions()
+    assert len(exceptions) >= 20, [e.__name__ for e in exceptions]
+    outside = [f"{e.__module__}.{e.__qualname__}" for e in exceptions if not issubclass(e, VerifierError)]
+    assert not outside, "derive these from VerifierError (keep a builtin base callers catch): " + str(outside)
+
+    rows = _documented_tree()
+    parent_of: dict[int, str] = {}  # the documented parent of each row
+    for i, (indent, _, _) in enumerate(rows):
+        parents = [j for j in range(i) if rows[j][0] < indent]
+        if parents:
+            parent_of[i] = rows[parents[-1]][1]
+    unmatched = set(range(len(rows)))
+    wrong: list[str] = []
+    for e in exceptions:
+        home = e.__module__.removeprefix("verifier.").replace(".", "/") + ".py"
+        candidates = [i for i, (_, name, text) in enumerate(rows) if name == e.__name__]
+        if home != "errors.py":
+            candidates = [i for i in candidates if f"[{home}]" in rows[i][2]]
+        if len(candidates) != 1:
+            wrong.append(f"{e.__name__} [{home}]: {len(candidates)} lines in the tree")
+            continue
+        unmatched.discard(candidates[0])
+        if e is VerifierError:
+            continue
+        base = next(b for b in e.__mro__[1:] if b in exceptions)
+        if parent_of.get(candidates[0]) != base.__name__:
+            wrong.append(f"{e.__name__}: the tree says under {parent_of.get(candidates[0])}, the code {base.__name__}")
+        for builtin in (b for b in e.__bases__ if b.__module__ == "builtins" and b is not Exception):
+            if f"also a {builtin.__name__}" not in rows[candidates[0]][2]:
+                wrong.append(f"{e.__name__}: the tree does not say it is also a {builtin.__name__}")
+    wrong += [f"the tree names {rows[i][1]}, which is no exception of verifier" for i in sorted(unmatched)]
+    assert not wrong, "verifier/errors.py's tree and the code disagree:\n" + "\n".join(wrong)
+
+
+def test_an_extras_errors_are_importable_from_the_extra() -> None:
+    """What `verifier.agents`' API raises (its own exceptions, and `UnknownSandbox` from
+    `DockerSandbox.attach`) is importable from `verifier.agents`, as its other names are."""
+    import verifier.agents
+
+    raised = {e.__name__ for e in _public_exceptions() if e.__module__.startswith("verifier.agents")}
+    assert raised, "no exception defined in verifier.agents: this guard watches nothing"
+    for name in sorted(raised | {"UnknownSandbox"}):
+        assert name in verifier.agents.__all__ and hasattr(verifier.agents, name), name

@@ -157,3 +157,42 @@ def test_the_agent_sandbox_picks_its_image_from_requirements_or_a_suite(tmp_path
         environment_image(no_engine, None, ["numpy"], _suite(tmp_path / "np", requirements="numpy\n"))
     with pytest.raises(InvalidInput, match="direct reference"):
         environment_image(no_engine, None, ["numpy @ https://example.invalid/numpy.whl"], None)
+
+
+@pytest.mark.parametrize(
+    ("line", "kept"),
+    [
+        ("numpy (>=1.0)", "numpy (>=1.0)"),  # PEP 508's parenthesised versions
+        ("numpy[extra1, extra2] >= 1.0", "numpy[extra1, extra2] >= 1.0"),
+        ("numpy ===1.26.4", "numpy ===1.26.4"),
+        ('numpy>=1; python_version >= "3.8"', "numpy>=1"),  # true for the sandbox: kept, marker gone
+        ("numpy; sys_platform == 'linux' and platform_system == 'Linux'", "numpy"),
+    ],
+    ids=["parenthesised", "extras", "arbitrary-equality", "marker-true", "platform-marker"],
+)
+def test_pep_508_lines_are_read_as_packaging_reads_them(tmp_path: Path, line: str, kept: str) -> None:
+    assert load_suite(_suite(tmp_path, requirements=f"{line}\n")).requirements.requirements == (kept,)
+
+
+def test_markers_are_the_sandboxs_not_the_hosts(tmp_path: Path) -> None:
+    """A line whose marker is false for the sandbox's interpreter is left out; the others stay."""
+    from verifier.sandbox.requirements import SANDBOX_MARKERS
+
+    assert SANDBOX_MARKERS["python_version"] == "3.11" and SANDBOX_MARKERS["sys_platform"] == "linux"
+    text = 'numpy; python_version < "3"\npandas; sys_platform == "linux"\nscipy; sys_platform == "win32"\n'
+    assert load_suite(_suite(tmp_path, requirements=text)).requirements.requirements == ("pandas",)
+
+
+def test_a_set_that_ends_up_empty_is_invalid_input_naming_the_line(tmp_path: Path) -> None:
+    """The suite's only package dropped by its marker: the suite's fault (invalid_input, the line
+    named), never the candidate's (a red verdict on an `import numpy` that could never work)."""
+    suite = _suite(tmp_path, requirements='numpy; python_version < "3.0"\n')
+    with pytest.raises(InvalidInput, match=r"no requirement applies.*requirements\.txt:1 'numpy; python_version"):
+        load_suite(suite)
+    backend = FakeBackend(answer)
+    evidence = Verifier(backend=backend, image="img").check(GOOD, suite)
+    assert (evidence.status, evidence.fault) == (Status.INVALID_INPUT, Fault.INPUT)
+    assert "requirements.txt:1" in evidence.reason and backend.jobs == []
+    toml = _suite(tmp_path / "toml", "requirements = ['numpy; sys_platform == \"win32\"']\n")
+    with pytest.raises(InvalidInput, match=r"suite\.toml requirements:1 'numpy; sys_platform"):
+        load_suite(toml)

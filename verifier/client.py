@@ -24,6 +24,7 @@ from typing import Any
 
 import httpx
 
+from verifier.errors import VerifierError
 from verifier.evidence import Evidence, Status
 from verifier.serve.api import (
     BatchItem,
@@ -46,7 +47,7 @@ SuiteRef = str | SuiteByName | InlineSuite
 ItemInput = tuple[str, str | Mapping[str, str], SuiteRef] | BatchItem
 
 
-class ServeError(Exception):
+class ServeError(VerifierError):
     """The server refused a request (after any retries)."""
 
     def __init__(self, status: int, error: str, reason: str, retry_after: float | None = None) -> None:

@@ -1,17 +1,32 @@
 """Exceptions raised by verifier.
 
-The tree::
+The tree (a class defined elsewhere names its module in brackets; "also" names a builtin base
+that callers may catch it by)::
 
     VerifierError                 catch this for everything verifier raises
       + InvalidInput              the caller's input is unusable (bad candidate, bad suite)
-        - DependencyError         (review) a repository's dependencies cannot be resolved offline
+        - DependencyError         requirement lines refused or not resolvable [sandbox/requirements.py]
+        - BadRecord               a review instance record that does not fit [review/instances.py]
       + SandboxUnavailable        the sandbox could not run at all (no engine, no image)
         - ImageNotFound           the sandbox image for this recipe is not built
-        - EngineError             the Docker engine refused or failed a request (sandbox/container.py)
-        - RuntimeNotRegistered    the engine lacks the runtime asked for (gVisor's runsc)
-        - NodeRefused             (Ray) a node cannot serve this job's image or limits
-      + HostOverloaded            this machine was too busy to run the job fairly (not the candidate's doing)
-      + UnknownSandbox            (agents) no live lasting agent sandbox of ours has that id
+        - EngineError             the engine refused or failed a request [sandbox/container.py]
+        - NameTaken               a container of that name was there first [sandbox/container.py]
+        - RuntimeNotRegistered    the engine lacks the runtime (gVisor's runsc) [sandbox/runtime.py]
+        - NodeRefused             a Ray node cannot serve this job's image or limits [cluster/node.py]
+      + HostOverloaded            this machine was too busy to run the job fairly
+      + UnknownSandbox            no live lasting agent sandbox of ours has that id; also a LookupError
+      + NoCandidate               the agent's state holds no candidate to check [agents/candidates.py]
+      + SeedError                 a seed folder cannot be copied; also a ValueError [agents/sandbox_seed.py]
+      + NoDatabase                no run database there; also a FileNotFoundError [agents/recorder.py]
+      + SampleNotVerified         bench samples got no verdict: no pass@k [bench/reference.py]
+      + ServeError                the server refused a request, after any retries [client.py]
+      + Refusal                   the server refuses a request before any check [serve/body.py]
+      + TokenError                the token file cannot be used; also a ValueError [serve/tokens.py]
+      + ConfigError               the server's configuration is unusable; also a ValueError [serve/config.py]
+      + ConfigError               pytest would refuse a configuration; also a ValueError [review/pytest_config.py]
+
+The runner's own errors (`verifier/runner/`, standard library only, imported in the image as
+`verifier_runner`) are not in the tree: the runner cannot import this module.
 
 A *verdict* is never an exception: a candidate that fails, hangs or crashes yields an
 `Evidence` with ``ok: false``. These exceptions mean "no verdict could be produced",

@@ -248,3 +248,39 @@ def test_cli_report_reads_the_default_database_the_recorder_writes(
     assert json.loads(done.stdout)["runs"] == 1
     missing = cli("override", "no-such-run", env=dict(os.environ))
     assert missing.returncode == 2 and "no grading run no-such-run" in missing.stderr
+
+
+def test_runs_list_prints_ids_whole_and_show_takes_a_unique_prefix(tmp_path: Path) -> None:
+    """The id `runs list` shows is the one `runs show` takes, whole on a narrow terminal too; a
+    unique start of it is enough, and an ambiguous one is a one-line error naming the matches."""
+    from typer.testing import CliRunner
+
+    from verifier.cli import app
+
+    url = f"sqlite:///{tmp_path}/runs.db"
+    rec = RunRecorder(url)
+    ids = [
+        "3f2a9c1e-5b7d-4e11-9a0c-0123456789ab",
+        "3f2a9c1e-5b7d-4e11-9a0c-ba9876543210",
+        "77aa01bc-0000-4000-8000-0f0f0f0f0f0f",
+    ]
+    for run_id in ids:
+        rec.on_evaluation(evaluation(run_id, 0, "satisfied"))
+    rec.close()
+
+    def runs(*args: str) -> Any:
+        return CliRunner().invoke(app, ["runs", *args, "--db", url], terminal_width=60, env={"COLUMNS": "60"})
+
+    listed = runs("list")
+    assert listed.exit_code == 0, listed.output
+    for run_id in ids:
+        assert run_id in listed.stdout, listed.stdout
+    shown = runs("show", "77aa")
+    assert shown.exit_code == 0, shown.output
+    assert ids[2] in shown.stdout
+    ambiguous = runs("show", "3f2a9c1e")
+    assert ambiguous.exit_code == 2
+    (line,) = ambiguous.stderr.strip().splitlines()
+    assert line.startswith("error:") and "start of 2 runs" in line and ids[0] in line
+    assert runs("override", "77aa0", "--verdict", "accepted").exit_code == 0
+    assert "no grading run zz" in runs("show", "zz").stderr

@@ -5,6 +5,7 @@ evidence decisions are the real ones."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from collections.abc import Callable
@@ -357,3 +358,131 @@ def test_an_overloaded_sample_that_gets_a_slot_on_a_retry_is_judged(
     assert (out["overloaded"], out["passed"], out["rerun"]) == (0, 1, 1)
     rows = [json.loads(x) for x in Path(f"{tmp_path}/samples.jsonl_results.jsonl").read_text().splitlines()]
     assert [r["status"] for r in rows] == ["passed"]
+
+
+def test_ctrl_c_says_what_was_kept_and_that_a_rerun_resumes(
+    tmp_path: Path, fake_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_sandbox(passing)
+    path = samples(tmp_path, {"HumanEval/0": 1, "HumanEval/1": 1})
+    assert bench(str(path)).exit_code == 0
+    real = he.evaluate
+
+    def interrupted(work: Any, options: Any, *, store: Any, **kw: Any) -> Any:
+        (tmp_path / "more").mkdir(exist_ok=True)
+        more = samples(tmp_path / "more", {"HumanEval/2": 1})
+        real(he.load(more, None), options, store=store, **kw)  # one more verdict, then Ctrl-C
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(he, "evaluate", interrupted)
+    done = bench(str(path))
+    assert done.exit_code == 130
+    (line,) = done.stderr.strip().splitlines()[-1:]
+    assert f"interrupted: 3 verdicts are saved in {path}_evidence.jsonl (1 from this run)" in line
+    assert "run the same command again to verify only the rest" in line and "Traceback" not in done.output
+
+
+# -- EvalPlus's options and its eval_results.json ---------------------------------------------
+DATA = Path(__file__).parent / "data"
+EVALPLUS_PROBLEMS = DATA / "evalplus_problems.jsonl"
+
+
+def _shape(value: Any) -> Any:
+    """A JSON value's structure: dict keys in order with their values' shapes, a list's first item's."""
+    if isinstance(value, dict):
+        return [(k, _shape(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [_shape(value[0])] if value else []
+    return type(value).__name__
+
+
+def evalplus_samples(tmp_path: Path) -> Path:
+    path = tmp_path / "samples.jsonl"
+    rows = [
+        {"task_id": "HumanEval/53", "solution": "def add(x, y):\n    return x + y\n"},
+        {"task_id": "HumanEval/53", "solution": "def add(x, y):\n    return x + y  # PLUSFAIL\n"},
+        {"task_id": "HumanEval/2", "solution": "def truncate_number(n):\n    return n % 1.0  # BASEHANG\n"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def evalplus_judge(job: SandboxJob) -> RawRun:
+    """base/plus failures by the candidate's marker: a failing plus input 0 and 1, a base timeout on input 2."""
+    _header, candidate, _suite = read_job(io.BytesIO(job.stdin))  # type: ignore[misc]
+    text = b"".join(candidate.values())
+    test = "test_evalplus.py::test_{}"
+    if b"PLUSFAIL" in text:
+        failures = [
+            FailureRecord(test_id=test.format(f"plus_{i}"), kind="assertion", summary="an assertion failed")
+            for i in (0, 1)
+        ]
+        return answer(job, counts=JobCounts(expected=5, passed=3, failed=2), failures=failures)
+    if b"BASEHANG" in text:
+        record = FailureRecord(test_id=test.format("base_2"), kind="timeout", summary="the call took too long")
+        return answer(job, counts=JobCounts(expected=5, passed=4, failed=1), failures=[record])
+    return answer(job, counts=JobCounts(expected=5, passed=5))
+
+
+def test_eval_results_json_has_evalplus_layout(tmp_path: Path, fake_sandbox: Any) -> None:
+    fake_sandbox(evalplus_judge)
+    path = evalplus_samples(tmp_path)
+    done = bench(str(path), "--problems", str(EVALPLUS_PROBLEMS), "--dataset", "humaneval", "--k", "1")
+    assert done.exit_code == 0, done.output
+    written = tmp_path / "samples.eval_results.json"
+    assert summary(done.stdout)["eval_results"] == str(written)
+    got = json.loads(written.read_text())
+    fixture = json.loads((DATA / "evalplus_eval_results.json").read_text())
+    del fixture["_comment"]
+    assert _shape(got)[:2] == _shape(fixture)[:2] and list(got) == list(fixture)
+    for rows in got["eval"].values():
+        for row in rows:
+            assert _shape(row) == _shape(fixture["eval"]["HumanEval/0"][0]) or row["plus_fail_tests"] == []
+            assert list(row) == list(fixture["eval"]["HumanEval/0"][0])
+    assert list(got["eval"]) == ["HumanEval/53", "HumanEval/2"]
+    ok, plus_fails = got["eval"]["HumanEval/53"]
+    assert (ok["base_status"], ok["plus_status"], ok["base_fail_tests"], ok["plus_fail_tests"]) == (
+        "pass",
+        "pass",
+        [],
+        [],
+    )
+    assert ok["solution"] == "def add(x, y):\n    return x + y\n"
+    # Without --test-details, the first failing input only (EvalPlus: the one its fast check stopped at).
+    assert (plus_fails["base_status"], plus_fails["plus_status"], plus_fails["plus_fail_tests"]) == (
+        "pass",
+        "fail",
+        [[-3, 3]],
+    )
+    (hang,) = got["eval"]["HumanEval/2"]
+    assert (hang["base_status"], hang["plus_status"]) == ("timeout", "pass")
+    problems = [json.loads(line) for line in EVALPLUS_PROBLEMS.read_text().splitlines()]
+    assert hang["base_fail_tests"] == [problems[1]["base_input"][2]]
+    assert got["pass_at_k"] == {"base": {"pass@1": 0.5}, "plus": {"pass@1": 0.25}}
+    assert got["hash"] == hashlib.md5(EVALPLUS_PROBLEMS.read_bytes()).hexdigest()
+
+
+def test_evalplus_option_names(tmp_path: Path, fake_sandbox: Any) -> None:
+    fake_sandbox(evalplus_judge)
+    path = evalplus_samples(tmp_path)
+    common = [str(path), "--problems", str(EVALPLUS_PROBLEMS), "--k", "1"]
+    done = CliRunner().invoke(
+        app, ["bench", "humaneval", *common, "--test-details", "--i-just-wanna-run", "--parallel", "1"]
+    )
+    assert done.exit_code == 0, done.output
+    got = json.loads((tmp_path / "samples.eval_results.json").read_text())
+    assert got["eval"]["HumanEval/53"][1]["plus_fail_tests"] == [[-3, 3], [100000000000000000000, 1]]  # every one
+    rows = [json.loads(line) for line in Path(f"{path}_results.jsonl").read_text().splitlines()]
+    assert "failures" in rows[1]  # --test-details implies --details
+    base_only = bench(*common, "--base-only")
+    assert base_only.exit_code == 0, base_only.output
+    got = json.loads((tmp_path / "samples.eval_results.json").read_text())
+    assert {r["plus_status"] for rows in got["eval"].values() for r in rows} == {None}
+    assert list(got["pass_at_k"]) == ["base"]
+    mbpp = bench(*common, "--dataset", "mbpp")
+    assert mbpp.exit_code == 2 and "--dataset mbpp: the problems include 3 tasks of another dataset" in mbpp.stderr
+    assert "give the MBPP+ problems file" in bench(str(path), "--dataset", "mbpp").stderr
+    both = bench(*common, "--parallel", "2")  # bench() gives --workers too
+    assert both.exit_code == 2 and "--parallel is --workers under EvalPlus's name" in both.stderr
+    mixed = bench(*common, "--gt-time-limit-factor", "2", "--limit-from-canonical", "3")
+    assert mixed.exit_code == 2 and "give one pair" in mixed.stderr

@@ -4,6 +4,7 @@ values; with --json, stdout always holds exactly one JSON document."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -17,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import EXAMPLE, SUITE
+from tests.fold import HOLE, names_bound_once, spelled, string_expressions
 from verifier.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,6 +128,111 @@ def test_no_command_prints_its_own_error_line() -> None:
         if path.name != "common.py":
             assert "[red]error" not in path.read_text(), path
             assert "from verifier.cli.check import _" not in path.read_text(), path
+
+
+#: The CLI's one voice on the terminal's stderr, and the few other modules that write there, each
+#: for its own reason (how many writers each holds): progress bars and the server's log lines.
+STDERR_WRITERS = {
+    "verifier/cli/common.py": 1,  # the one voice: `fail`, warnings, notes
+    "verifier/batch.py": 1,  # the bench's progress bar
+    "verifier/agents/progress.py": 1,  # an agent run's progress
+    "verifier/serve/server.py": 1,  # the server's own log lines (`say`)
+}
+#: `error:` at the start of a line, after any rich markup (the one voice's word). In a module that
+#: writes to stderr, or in the CLI, also in any case (`ERROR:`, `Error:`); elsewhere those are other
+#: texts' words (pip's output read by environment.py, the agent sandbox's answers to its model).
+ERROR_LINE = re.compile(r"(\s*\[[^\]]*\])*\s*error\s*:")
+ANY_CASE = re.compile(ERROR_LINE.pattern, re.IGNORECASE)
+
+
+def stderr_writers(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, how) of every way the host side writes to its stderr: `sys.stderr` (or
+    `__stderr__`, or imported from sys), `stderr=True` / `err=True` (rich, typer, click),
+    `os.write(2, ...)` and `open(2, ...)`."""
+    sys_names = {"sys"}
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            sys_names |= {a.asname or a.name for a in node.names if a.name == "sys"}
+        elif isinstance(node, ast.ImportFrom) and node.module == "sys":
+            found += [(node.lineno, f"from sys import {a.name}") for a in node.names if "stderr" in a.name]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ("stderr", "__stderr__"):
+            if isinstance(node.value, ast.Name) and node.value.id in sys_names:
+                found.append((node.lineno, f"sys.{node.attr}"))
+        elif isinstance(node, ast.Call):
+            for k in node.keywords:
+                if k.arg in ("stderr", "err") and isinstance(k.value, ast.Constant) and k.value.value is True:
+                    found.append((node.lineno, f"{k.arg}=True"))
+            func = ast.unparse(node.func)
+            first = node.args[0] if node.args else None
+            if (
+                func in ("os.write", "open", "os.fdopen", "io.open")
+                and isinstance(first, ast.Constant)
+                and first.value == 2
+            ):
+                found.append((node.lineno, f"{func}(2, ...)"))
+    return sorted(found)
+
+
+def error_lines(tree: ast.Module, *, any_case: bool = False) -> list[tuple[int, str]]:
+    """(line, text) of every string expression that spells a line starting with `error:` (after
+    rich markup), also built from pieces: the one voice's words, said by someone else."""
+    names = names_bound_once(tree)
+    found: dict[int, str] = {}
+    pattern = ANY_CASE if any_case else ERROR_LINE
+    for node in string_expressions(tree):
+        text = spelled(node, names)
+        if node.lineno not in found and any(pattern.match(p) for p in [text, *text.split(HOLE)] if p):
+            found[node.lineno] = text.replace(HOLE, "…")
+    return sorted(found.items())
+
+
+def host_modules() -> list[tuple[str, ast.Module]]:
+    """Every module of verifier/ that runs on the host (runner/ runs in the image, its stderr is
+    the container's)."""
+    package = ROOT / "verifier"
+    return [
+        (p.relative_to(ROOT).as_posix(), ast.parse(p.read_text(), filename=str(p)))
+        for p in sorted(package.rglob("*.py"))
+        if "runner" not in p.relative_to(package).parts
+    ]
+
+
+def test_only_the_one_voice_writes_error_lines_to_stderr() -> None:
+    """`print("error: ...", file=sys.stderr)`, `sys.stderr.write(f"ERROR: {x}")`,
+    `typer.echo("err" + "or: x", err=True)`: a second voice, found however it is spelled."""
+    problems: list[str] = []
+    for path, tree in host_modules():
+        writers = stderr_writers(tree)
+        if len(writers) > STDERR_WRITERS.get(path, 0):
+            problems += [f"{path}:{line}: writes to stderr ({how})" for line, how in writers]
+        if path != "verifier/cli/common.py":
+            any_case = bool(writers) or path.startswith("verifier/cli/")
+            problems += [
+                f"{path}:{line}: an error line {text!r}" for line, text in error_lines(tree, any_case=any_case)
+            ]
+    assert not problems, "failing has one home, verifier/cli/common.py (`fail`):\n" + "\n".join(problems)
+    counted = {path: len(stderr_writers(tree)) for path, tree in host_modules()}
+    assert all(counted[path] == n for path, n in STDERR_WRITERS.items()), counted  # none allowed in vain
+
+
+def test_the_voice_guard_sees_a_second_voice() -> None:
+    sample = ast.parse(
+        "import sys, os, typer\n"
+        "import sys as system\n"
+        "from sys import stderr as err\n"
+        "def f(x):\n"
+        "    print('error: bad', file=sys.stderr)\n"  # 5
+        "    system.stderr.write(f'ERROR: {x}')\n"  # 6
+        "    typer.echo('err' + 'or: ' + x, err=True)\n"  # 7
+        "    os.write(2, b'[red]error:[/] x')\n"  # 8
+        "    print('%s: %s' % ('error', x))\n"  # 9
+        "    print('internal error: x', 'an error: x')\n"  # 10: not at a line's start
+    )
+    assert [line for line, _ in stderr_writers(sample)] == [3, 5, 6, 7, 8]
+    assert [line for line, _ in error_lines(sample, any_case=True)] == [5, 6, 7, 8, 9]
+    assert [line for line, _ in error_lines(sample)] == [5, 7, 8, 9]
 
 
 # -- --json: one document on stdout, whatever happens ------------------------------------------

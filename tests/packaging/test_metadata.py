@@ -128,3 +128,21 @@ def test_importing_an_extra_without_it_names_the_extra(package: str, blocked: st
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("ModuleNotFoundError:") and f"pip install '{DISTRIBUTION}[{extra}]'" in last
     assert f"{package} needs the {extra} extra" in last
+
+
+def test_uvicorn_is_bounded_to_the_minor_version_the_server_is_tested_with() -> None:
+    """verifier.serve.server subclasses one of uvicorn's private classes (HttpToolsProtocol): a new
+    minor release may change it, so the serve extra stops at the tested one."""
+    import importlib.metadata
+
+    from packaging.requirements import Requirement
+
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    (spec,) = [
+        Requirement(d) for d in pyproject["project"]["optional-dependencies"]["serve"] if d.startswith("uvicorn")
+    ]
+    upper = [s for s in spec.specifier if s.operator == "<"]
+    assert upper, "uvicorn needs an upper bound: the server subclasses its private HttpToolsProtocol"
+    installed = importlib.metadata.version("uvicorn")
+    assert spec.specifier.contains(installed)
+    assert upper[0].version.split(".")[:2] == [installed.split(".")[0], str(int(installed.split(".")[1]) + 1)]

@@ -72,7 +72,8 @@ def test_requirements_files_with_includes_comments_hashes_and_the_project_itself
         ("./vendor/pkg", "direct reference"),
         ("--index-url https://example.invalid/simple", "pip option '--index-url'"),
         ("--extra-index-url=https://example.invalid/", "pip option"),
-        ("pkg; os.system('x')", None),  # a marker is pip's to judge: passed through, never evaluated here
+        ("pkg; os.system('x')", "not a requirement"),  # read as PEP 508 (packaging): no such marker
+        ("pkg; python_version >= '3'", None),  # a valid marker: kept for pip, never evaluated here
         ("pkg$(whoami)", "not a requirement"),
     ],
 )

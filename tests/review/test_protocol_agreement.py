@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.fold import HOLE, names_bound_once, spelled, string_expressions
 from verifier.limits import Limits
 from verifier.review import sandbox_runs
 from verifier.review.deps import DependencySpec, ProjectInfo
@@ -297,7 +298,33 @@ def literal_definitions(root: Path) -> list[str]:
                 text = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
                 if isinstance(text, str) and any(s in text for s in (rp.RESULT_PREFIX, rp.MODULE)):
                     found.append((rel, getattr(node, "lineno", 0), repr(text)))
+        found += built_copies(tree, rel)
     return [f"{rel}:{line}: {what}" for rel, line, what in sorted(found, key=lambda f: f[:2])]
+
+
+def built_copies(tree: ast.Module, rel: Path) -> list[tuple[Path, int, str]]:
+    """A constant built from pieces (`"VERIFIER-" + "REVIEW"`, an f-string, `%`, `.format`,
+    `.join`, names bound to the pieces): what it spells, once per line, when no literal on that
+    line already says it."""
+    names = names_bound_once(tree)
+    found: dict[int, str] = {}
+    for node in string_expressions(tree):
+        if isinstance(node, ast.Constant) or node.lineno in found:
+            continue
+        text = spelled(node, names)
+        if any(s in piece for piece in text.split(HOLE) for s in (rp.RESULT_PREFIX, rp.MODULE)):
+            literal = any(
+                isinstance(c, ast.Constant)
+                and isinstance(c.value, (str, bytes))
+                and any(
+                    s.encode() in (c.value if isinstance(c.value, bytes) else c.value.encode())
+                    for s in (rp.RESULT_PREFIX, rp.MODULE)
+                )
+                for c in ast.walk(node)
+            )
+            if not literal:
+                found[node.lineno] = "built: " + repr(text.replace(HOLE, "…"))
+    return [(rel, line, what) for line, what in found.items()]
 
 
 def test_the_review_protocol_is_written_only_in_its_home() -> None:
@@ -315,6 +342,11 @@ def test_the_guard_sees_a_copy(tmp_path: Path) -> None:
         'RESULT_PREFIX = "VERIFIER-REVIEW"  # must match\n'
         'COMMAND = ("python3", "-m", "verifier_runner.review_plugin", "supervise")\n'
         'TOKEN = b"VERIFIER-REVIEW "\n'
+        'HEAD = "VERIFIER-"\n'
+        'GLUED = HEAD + "REVIEW"\n'
+        "def f(nonce):\n"
+        '    return f"VERIFIER-{\'REVIEW\'} {nonce}", "-".join(["VERIFIER", "REVIEW"]), "%s-REVIEW" % "VERIFIER"\n'
+        'PLUGIN = "verifier_runner." + "review_plugin"\n'
     )
     assert literal_definitions(tmp_path) == [
         "verifier/review/copy.py:2: PROTOCOL =",
@@ -322,4 +354,7 @@ def test_the_guard_sees_a_copy(tmp_path: Path) -> None:
         "verifier/review/copy.py:3: 'VERIFIER-REVIEW'",
         "verifier/review/copy.py:4: 'verifier_runner.review_plugin'",
         "verifier/review/copy.py:5: 'VERIFIER-REVIEW '",
+        "verifier/review/copy.py:7: built: 'VERIFIER-REVIEW'",
+        "verifier/review/copy.py:9: built: 'VERIFIER-REVIEW …'",
+        "verifier/review/copy.py:10: built: 'verifier_runner.review_plugin'",
     ]

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Iterator
 from pathlib import Path
+
+from tests.fold import HOLE, names_bound_once, spelled, string_expressions
 
 PACKAGE = Path(__file__).resolve().parents[2] / "verifier"
 HOME = "verifier/sandbox/container.py"
@@ -23,6 +26,27 @@ ERROR_MODULES = ("docker", "requests")
 ERROR_NAMES = {"ENGINE_ERRORS"}
 #: Requests that make, attach, start or remove a container: the home's alone.
 CONTAINER_CALLS = {"create_container", "create_host_config", "attach_socket", "remove_container", "from_env"}
+#: Calls that import the module their first argument names (importlib's, the builtin's, runpy's,
+#: pkgutil's; `find_spec` of a submodule imports its parent).
+IMPORTING_CALLS = {"import_module", "__import__", "find_spec", "find_loader", "run_module", "resolve_name", "reload"}
+#: Dynamic imports whose argument a reader cannot know, each reviewed: module -> the argument's
+#: source. (The runner's are the candidate's and the suite's modules, inside the image, where the
+#: Docker SDK is not installed.)
+DYNAMIC_IMPORTS_ALLOWED = {
+    ("verifier/__init__.py", "home"),  # the lazy names of the package, from _HOMES
+    (
+        "verifier/runner/trusted.py",
+        "{'pytest': '_pytest.python', 'hypothesis': 'hypothesis.strategies'}.get(name, name)",
+    ),
+    ("verifier/agents/__init__.py", "name"),  # find_spec over _REQUIRED, the agents extra's packages
+    ("verifier/runner/candidate.py", "name"),
+    ("verifier/runner/review_tamper.py", "module"),
+    ("verifier/runner/scidata.py", "name"),
+    ("verifier/runner/trusted.py", "top"),
+    ("verifier/runner/zygote.py", "name"),
+}
+#: A text that names the SDK as a module: "docker", "docker.errors", or an import statement of it.
+NAMES_THE_SDK = re.compile(r"docker(\.\w+)*|(.*[\s;])?(import|from)\s+docker\b.*", re.DOTALL)
 
 
 @functools.cache
@@ -58,6 +82,38 @@ def docker_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
                     yield node.lineno, alias.name
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and under(node.module, "docker"):
             yield node.lineno, node.module
+
+
+def dynamic_imports(tree: ast.Module) -> Iterator[tuple[int, str, str]]:
+    """(line, what the argument spells, its source) of every call that imports a module by name."""
+    names = names_bound_once(tree)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+        arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
+        if func in IMPORTING_CALLS and arg is not None:
+            yield node.lineno, spelled(arg, names), ast.unparse(arg)
+
+
+def may_import_docker(text: str) -> bool:
+    """The spelled name is the SDK's, or so little of it is known that it could be."""
+    known = text.split(HOLE, 1)[0]
+    return bool(NAMES_THE_SDK.fullmatch(text)) or (
+        HOLE in text and ("docker".startswith(known) or under(known, "docker"))
+    )
+
+
+def sdk_names(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """(line, text) of every string expression that spells the SDK's module name (for
+    `importlib`, `exec`, `sys.modules[...]`): one per line, the first found."""
+    names = names_bound_once(tree)
+    lines: set[int] = set()
+    for node in string_expressions(tree):
+        text = spelled(node, names)
+        if node.lineno not in lines and any(NAMES_THE_SDK.fullmatch(p) for p in [text, *text.split(HOLE)]):
+            lines.add(node.lineno)
+            yield node.lineno, text.replace(HOLE, "…")
 
 
 def engine_catches(tree: ast.Module) -> Iterator[tuple[int, str]]:
@@ -106,6 +162,24 @@ def test_docker_is_imported_only_in_the_engines_home() -> None:
         "remove, inspect_image, translated):\n" + "\n".join(outside)
     )
     assert "docker" in found.get(HOME, []), f"{HOME} no longer imports docker: this guard watches nothing"
+
+
+def test_docker_is_not_imported_by_name_outside_the_engines_home() -> None:
+    """`importlib.import_module("docker")`, `__import__("do" + "cker")`, `exec("import docker")`,
+    `sys.modules["docker"]`: the SDK named as a string reopens the seam as surely as `import docker`.
+    A dynamic import whose argument cannot be read is allowed only where it was reviewed."""
+    outside: list[str] = []
+    for path, tree in modules():
+        allowed = DOCKER_IMPORTS.get(path)
+        for line, text, source in dynamic_imports(tree):
+            if may_import_docker(text) and (path, source) not in DYNAMIC_IMPORTS_ALLOWED and allowed is None:
+                outside.append(f"{path}:{line}: imports {source} (may be the Docker SDK)")
+        for line, text in sdk_names(tree):
+            if allowed is None or not under(text, allowed):
+                outside.append(f"{path}:{line}: names the Docker SDK: {text!r}")
+    assert not outside, f"the Docker SDK is reached by name outside {HOME}:\n" + "\n".join(outside)
+    seen = {(path, source) for path, tree in modules() for _, text, source in dynamic_imports(tree) if HOLE in text}
+    assert seen >= DYNAMIC_IMPORTS_ALLOWED, f"allowed but gone (drop them): {sorted(DYNAMIC_IMPORTS_ALLOWED - seen)}"
 
 
 def test_the_engines_errors_are_caught_only_in_its_home() -> None:
@@ -164,3 +238,25 @@ def test_the_guard_sees_what_it_forbids() -> None:
     assert [m for _, m in docker_imports(sample)] == ["docker.errors", "docker"]
     assert sorted(line for line, _ in engine_catches(sample)) == [8, 10, 12, 14]
     assert [n for _, n in calls(sample, CONTAINER_CALLS)] == ["create_container"]
+
+
+def test_the_guard_sees_the_sdk_imported_by_name() -> None:
+    sample = ast.parse(
+        "import importlib, sys\n"
+        "A = 'do'\n"
+        "def f(x):\n"
+        "    importlib.import_module('docker')\n"  # 4
+        "    __import__('do' + 'cker')\n"  # 5
+        "    importlib.import_module(A + 'cker.errors')\n"  # 6
+        "    importlib.import_module(f'{A}cker')\n"  # 7
+        "    importlib.import_module(''.join(['doc', 'ker']))\n"  # 8
+        "    exec('import docker as d')\n"  # 9
+        "    sys.modules['docker']\n"  # 10
+        "    importlib.import_module(x)\n"  # 11: unknown
+        "    importlib.import_module('doc' + x)\n"  # 12: could be
+        "    importlib.import_module(f'verifier.agents.{x}')\n"  # cannot be
+        "    importlib.import_module('dockerfile_parse')\n"  # another package
+    )
+    flagged = sorted({line for line, text, _ in dynamic_imports(sample) if may_import_docker(text)})
+    assert flagged == [4, 5, 6, 7, 8, 11, 12]
+    assert [line for line, _ in sdk_names(sample)] == [4, 5, 6, 7, 8, 9, 10]

@@ -17,6 +17,7 @@ import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from verifier._distribution import install_hint
+from verifier.errors import UnknownSandbox
 
 _REQUIRED = ("deepagents", "langchain", "langgraph", "sqlalchemy")
 _missing = [name for name in _REQUIRED if importlib.util.find_spec(name) is None]
@@ -48,6 +49,8 @@ _EXPORTS = {
     "default_url": "recorder",
     "EvidenceTool": "tools",
     "make_run_test_suite": "tools",
+    "SeedError": "sandbox_seed",
+    "NoDatabase": "recorder",
 }
 __all__ = [
     "GRADER_RULES",
@@ -58,13 +61,16 @@ __all__ = [
     "DockerSandbox",
     "EvidenceTool",
     "NoCandidate",
+    "NoDatabase",
     "RunRecorder",
     "RunsReport",
     "SandboxFile",
     "SandboxFiles",
+    "SeedError",
     "StateFile",
     "ThreadSandboxes",
     "ToolCall",
+    "UnknownSandbox",
     "VerifiedRubric",
     "decide",
     "default_url",
@@ -78,9 +84,10 @@ if TYPE_CHECKING:
     from verifier.agents.docker_sandbox import DockerSandbox
     from verifier.agents.gate import Decision, decide
     from verifier.agents.middleware import GRADER_RULES, VerifiedRubric, verified_rubric
-    from verifier.agents.recorder import RunRecorder, RunsReport, ToolCall, default_url
+    from verifier.agents.recorder import NoDatabase, RunRecorder, RunsReport, ToolCall, default_url
     from verifier.agents.sandbox_candidate import SandboxFile, SandboxFiles
     from verifier.agents.sandbox_limits import AgentSandboxLimits
+    from verifier.agents.sandbox_seed import SeedError
     from verifier.agents.thread_sandboxes import ThreadSandboxes
     from verifier.agents.tools import EvidenceTool, make_run_test_suite
 

@@ -30,7 +30,7 @@ from typing import Any, NotRequired, Protocol
 from langchain.agents import AgentState
 from langchain_core.messages import AIMessage, BaseMessage
 
-from verifier.errors import InvalidInput
+from verifier.errors import InvalidInput, VerifierError
 from verifier.inputs import candidate_from
 
 GRADER_NAME = "rubric_grader"
@@ -44,7 +44,7 @@ _FIX = (
 )
 
 
-class NoCandidate(Exception):
+class NoCandidate(VerifierError):
     """Raised by a candidate reader to say why the state holds no candidate (shown to the grader and the user).
 
     `reason` is trusted text: fixed templates and the reader's own settings (the paths it was

@@ -28,6 +28,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.pool import StaticPool
 
+from verifier.errors import VerifierError
 from verifier.evidence import Evidence, is_verdict
 
 ENV_URL = "VERIFIER_RUNS_DB"
@@ -44,7 +45,7 @@ def default_url() -> str:
     return os.environ.get(ENV_URL) or f"sqlite:///{default_path()}"
 
 
-class NoDatabase(FileNotFoundError):
+class NoDatabase(VerifierError, FileNotFoundError):
     """The recorder database does not exist (and was not to be created)."""
 
 

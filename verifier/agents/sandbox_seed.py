@@ -15,6 +15,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
+from verifier.errors import VerifierError
 from verifier.hashing import SKIP_DIRS, left_out
 
 #: Most files a seed may hold.
@@ -23,7 +24,7 @@ MAX_SEED_FILES = 10_000
 BATCH_BYTES = 8 * 1024**2
 
 
-class SeedError(ValueError):
+class SeedError(VerifierError, ValueError):
     """The seed folder cannot be copied as it is (the message says why, naming the file)."""
 
 

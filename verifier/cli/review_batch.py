@@ -56,10 +56,12 @@ def run_batch_command(
             task = bar.add_task("instances", total=len(preds))
 
             def done(rep: InstanceReport, reused: bool, n: int, total: int) -> None:
+                # The reason whole: trusted words, bounded by their makers (three test names at most);
+                # a progress line cut at 160 characters ended most verdicts in "[truncated]".
                 how = "earlier report" if reused else f"{rep.duration_s:.0f} s"
                 err.print(
                     f"[{n}/{total}] {escape(rep.model)} {escape(rep.instance_id)}: "
-                    f"[{_STYLE[rep.status.value]}]{rep.status.value}[/] ({how}) {escape(one_line(rep.reason, 160))}"
+                    f"[{_STYLE[rep.status.value]}]{rep.status.value}[/] ({how}) {escape(one_line(rep.reason, 2000))}"
                 )
                 bar.update(task, completed=n)
 

@@ -54,6 +54,24 @@ def _recorder(db: str | None) -> RunRecorder:
         raise fail(f"--db: cannot open {shown}: {exc.__class__.__name__}", option="--db") from None
 
 
+def _run_id(recorder: RunRecorder, given: str) -> str:
+    """The run `given` names: its whole id, or a prefix of exactly one run's (as `runs list` shows
+    ids whole, a prefix is what a person copies). Fails with one line otherwise."""
+    if recorder.has_run(given):
+        return given
+    matches = sorted({r.grading_run_id for r in recorder.runs()} if given else set())
+    matches = [m for m in matches if m.startswith(given)]
+    if len(matches) == 1:
+        return matches[0]
+    where = recorder.display_url
+    if not matches:
+        raise fail(f"RUN_ID: no grading run {given} in {where} (see verifier runs list)", option="RUN_ID")
+    shown = ", ".join(matches[:3]) + (", ..." if len(matches) > 3 else "")
+    raise fail(
+        f"RUN_ID: {given} is the start of {len(matches)} runs in {where} ({shown}): give more of it", option="RUN_ID"
+    )
+
+
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.1%}"
 
@@ -79,7 +97,9 @@ def list_runs(
         print(json.dumps([r.as_dict() for r in runs], indent=2))
         return
     table = Table(title=escape(f"grading runs in {recorder.display_url}"))
-    for column in ("run", "thread", "rounds", "final", "tool calls", "override", "last evaluated"):
+    # The run id whole (never wrapped or cut: `runs show` takes it, or a unique prefix of it).
+    table.add_column("run", no_wrap=True, min_width=max((len(r.grading_run_id) for r in runs), default=3))
+    for column in ("thread", "rounds", "final", "tool calls", "override", "last evaluated"):
         table.add_column(column)
     for r in runs:
         table.add_row(
@@ -96,15 +116,16 @@ def list_runs(
 
 @runs_app.command("show", cls=Command)
 def show(
-    grading_run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="The run (see verifier runs list).")],
+    grading_run_id: Annotated[
+        str, typer.Argument(metavar="RUN_ID", help="The run (see verifier runs list), or a unique start of its id.")
+    ],
     db: Annotated[str | None, typer.Option(help=DB_HELP, show_default=False)] = None,
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
     """One grading run: each round's verdict and explanation, the evidence tool calls, any person's verdict."""
     recorder = _recorder(db)
     try:
-        if not recorder.has_run(grading_run_id):
-            raise fail(f"RUN_ID: no grading run {grading_run_id} in {recorder.display_url}", option="RUN_ID")
+        grading_run_id = _run_id(recorder, grading_run_id)
         evaluations = recorder.evaluations(grading_run_id)
         calls = recorder.tool_calls(grading_run_id)
         override = recorder.override_of(grading_run_id)
@@ -177,7 +198,10 @@ def report(
 @runs_app.command("override", cls=Command)
 def override(
     grading_run_id: Annotated[
-        str, typer.Argument(metavar="RUN_ID", help="The run a person reviewed (see verifier runs list).")
+        str,
+        typer.Argument(
+            metavar="RUN_ID", help="The run a person reviewed (see verifier runs list), or a unique start of its id."
+        ),
     ],
     verdict: Annotated[Literal["rejected", "accepted"], typer.Option(help="The person's verdict.")] = "rejected",
     note: Annotated[str, typer.Option(help="Why.")] = "",
@@ -186,8 +210,7 @@ def override(
     """Record a person's verdict on a run (a 'rejected' on a 'satisfied' run counts as overturned)."""
     recorder = _recorder(db)
     try:
-        if not recorder.has_run(grading_run_id):
-            raise fail(f"RUN_ID: no grading run {grading_run_id} in {recorder.display_url}", option="RUN_ID")
+        grading_run_id = _run_id(recorder, grading_run_id)
         recorder.override(grading_run_id, verdict, note)
     finally:
         recorder.close()

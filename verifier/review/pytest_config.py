@@ -30,6 +30,7 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from verifier.errors import VerifierError
 from verifier.review.gitread import MODE_LINK, Entry
 from verifier.runner.review_protocol import WORK_DIR
 
@@ -47,7 +48,7 @@ DEFAULTS: Mapping[str, tuple[str, ...]] = {
 }
 
 
-class ConfigError(ValueError):
+class ConfigError(VerifierError, ValueError):
     """A configuration file pytest would refuse to start with."""
 
 

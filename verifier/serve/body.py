@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
+from verifier.errors import VerifierError
 from verifier.serve.api import ErrorCode
 
 
-class Refusal(Exception):
+class Refusal(VerifierError):
     """A request refused before any check: its HTTP status, error code and reason (trusted)."""
 
     def __init__(self, status: int, error: ErrorCode, reason: str, *, retry_after: int | None = None) -> None:

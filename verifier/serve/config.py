@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from verifier.errors import InvalidInput
+from verifier.errors import InvalidInput, VerifierError
 from verifier.limits import Limits, MiB, PoolConfig, RunPolicy
 from verifier.suite import MANIFEST, Suite, load_suite
 
@@ -33,7 +33,7 @@ from verifier.suite import MANIFEST, Suite, load_suite
 SUITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+-]{0,499}$")
 
 
-class ConfigError(ValueError):
+class ConfigError(VerifierError, ValueError):
     """The configuration (or a suite it names) cannot be used; the message names the key."""
 
 

@@ -33,6 +33,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from verifier.errors import VerifierError
+
 #: What a token may look like (it travels in URLs too): URL-safe characters, 16 to 256 of them.
 TOKEN_SHAPE = re.compile(r"^[A-Za-z0-9._~-]{16,256}$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -81,7 +83,7 @@ class TokenFile(BaseModel):
     tokens: list[TokenSpec] = []
 
 
-class TokenError(ValueError):
+class TokenError(VerifierError, ValueError):
     """The token file cannot be used; the message names the key (never a token)."""
 
 
