@@ -234,3 +234,16 @@ def test_shared_files_carry_no_host_paths_or_names_unless_asked(
     a = json.loads((out2 / "acme__m" / "a" / "report.json").read_text())["evidence"]
     assert (a["hostname"], a["repository_uri"]) == ("ci-runner-1", "https://example.invalid/org/repo")
     assert str(tmp_path) in json.loads((out2 / "acme__m" / "e" / "report.json").read_text())["reason"]
+
+
+def test_swe_bench_files_are_never_written_through_a_link(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batch, "review", StandIn())
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "out" / "swebench" / "logs").mkdir(parents=True)
+    (tmp_path / "out" / "swebench" / "logs" / "run_evaluation").symlink_to(outside)
+    (tmp_path / "out" / "swebench" / "acme__m.run1.json").symlink_to(outside / "x.json")
+    out, _ = _swe_batch(tmp_path)
+    assert list(outside.iterdir()) == []
+    assert (out / "swebench" / "logs" / "run_evaluation" / "run1" / "acme__m" / "a" / "report.json").is_file()
+    assert not (out / "swebench" / "acme__m.run1.json").is_symlink()

@@ -277,9 +277,8 @@ def _public_reason(reason: str, inst: Instance, out_dir: Path, host_details: boo
     """A reason without the host's paths of the clone and the batch folder (unless `host_details`)."""
     if host_details:
         return reason
-    for path, name in ((str(out_dir.resolve()), "<out-dir>"), (str(out_dir), "<out-dir>"),
-                       (inst.repo, inst.repo_given or "<repo>")):  # fmt: skip
-        if path and path != ".":
+    for path, name in ((str(out_dir.resolve()), "<out-dir>"), (inst.repo, inst.repo_given or "<repo>")):
+        if Path(path).is_absolute() and path != "/":  # a relative path would also match inside words
             reason = reason.replace(path, name)
     return reason
 

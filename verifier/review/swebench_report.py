@@ -84,6 +84,18 @@ def run_report(
     }
 
 
+def _real_dir(root: Path, rel: Path) -> Path:
+    """`root / rel` made of real folders: a symlink or file on the way is replaced by a folder, so
+    nothing is written through a link to a place outside the batch folder."""
+    path = root
+    for part in rel.parts:
+        path = path / part
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            path.unlink()
+        path.mkdir(exist_ok=True)
+    return path
+
+
 def write(
     root: Path,
     run_id: str,
@@ -94,15 +106,14 @@ def write(
 ) -> None:
     """One model's files under `root` (`put` writes a file whole, replacing what was there). An
     instance without a report here has its stale report.json removed."""
-    model_dir = root / LOG_DIR / run_id / preds[0].model_folder
+    _real_dir(root.parent, Path(root.name))
+    model_dir = Path(LOG_DIR, run_id, preds[0].model_folder)
     for pred, rep in zip(preds, reports, strict=True):
         found = instance_report(rep)
-        where = model_dir / pred.instance_id
+        where = _real_dir(root, model_dir / pred.instance_id)
         if found is None:
             if (where / LOG_REPORT).is_symlink() or (where / LOG_REPORT).is_file():
                 (where / LOG_REPORT).unlink()
             continue
-        where.mkdir(parents=True, exist_ok=True)
         put(where / LOG_REPORT, json.dumps(found, indent=4))
-    root.mkdir(parents=True, exist_ok=True)
     put(root / f"{preds[0].model_folder}.{run_id}.json", json.dumps(run_report(instances, preds, reports), indent=4))
