@@ -247,3 +247,21 @@ def test_swe_bench_files_are_never_written_through_a_link(tmp_path: Path, monkey
     assert list(outside.iterdir()) == []
     assert (out / "swebench" / "logs" / "run_evaluation" / "run1" / "acme__m" / "a" / "report.json").is_file()
     assert not (out / "swebench" / "acme__m.run1.json").is_symlink()
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--run-id", "../x"], "--run-id: letters, digits"),
+        (["--repos-dir", "nowhere"], "--repos-dir: nowhere is not a folder"),
+    ],
+)
+def test_cli_bad_batch_options_are_one_line_exit_2(tmp_path: Path, extra: list[str], words: str) -> None:
+    inst = _write(tmp_path / "i.json", json.dumps([record("a", ".")]))
+    cmd = [sys.executable, "-m", "verifier", "review", "--instances", str(inst), "--gold",
+           "--out-dir", str(tmp_path / "out"), "--no-build", *extra]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], done.stderr
+    assert not (tmp_path / "out").exists()
