@@ -223,4 +223,4 @@ def test_an_instance_that_cannot_be_reviewed_is_an_error_and_only_ours_are_retri
     rep = batch.review_instance(inst, pred, tmp_path / "m" / "a", batch.REVIEW_LIMITS, None)
     assert (rep.status, rep.fault, rep.resolved) == (InstanceStatus.ERROR, fault, False)
     (tmp_path / "report.json").write_text(rep.model_dump_json())
-    assert (batch.earlier_report(tmp_path / "report.json") is None) is retried
+    assert (batch.earlier_report(tmp_path / "report.json", inst, pred)[0] is None) is retried

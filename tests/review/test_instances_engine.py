@@ -5,6 +5,7 @@ cases (resolved, wrong fix, patch that does not apply, PASS_TO_PASS broken), its
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -93,3 +94,76 @@ def test_expect_on_a_single_review(swe: dict[str, Any], tmp_path: Path) -> None:
     unfixed = cli(repo, "--base", "main", "--head", "main", "--expect", str(spec), "-f", "json")
     assert unfixed.returncode == 1, unfixed.stderr
     assert json.loads(unfixed.stdout)["resolution"]["unmet"] == mod.FAIL_TO_PASS
+
+
+@pytest.fixture(scope="module")
+def swe_files(sandbox_image: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """SWE-bench's files as they ship: `repo` is owner/name (a clone under --repos-dir), instances a
+    JSON list, predictions a JSON object keyed by instance id; run once through the CLI."""
+    sys.path.insert(0, str(EXAMPLE))
+    try:
+        import make_instances  # examples/review/make_instances.py
+        import make_repo  # examples/review/make_repo.py
+    finally:
+        sys.path.remove(str(EXAMPLE))
+    root = tmp_path_factory.mktemp("swe-files")
+    clone = root / "repos" / "example" / "rangeset"  # the DIR/owner/name layout
+    make_repo.make(clone)
+    instances, predictions = make_instances.records(clone, "rangeset", model="acme/example")
+    for inst in instances:
+        inst["repo"] = "example/rangeset"
+    by_case = {p["instance_id"].split("-")[-1]: p for p in predictions}
+    by_case["p2p"]["model_patch"] = ""  # an empty patch: not run, as the harness does
+    (root / "instances.json").write_text(json.dumps(instances, indent=2))
+    (root / "preds.json").write_text(json.dumps({p["instance_id"]: p for p in predictions}, indent=2))
+    args = ("--instances", str(root / "instances.json"), "--repos-dir", str(root / "repos"),
+            "--out-dir", str(root / "out"), "--run-id", "r1")  # fmt: skip
+    done = cli(*args, "--predictions", str(root / "preds.json"), "--max-workers", "2")
+    return {"root": root, "args": args, "done": done, "predictions": predictions}
+
+
+def test_swe_bench_files_as_they_ship_and_its_own_report(swe_files: dict[str, Any]) -> None:
+    from tests.review import swebench_shapes as shapes
+
+    root, done = swe_files["root"], swe_files["done"]
+    assert done.returncode == 1, done.stderr
+    assert f"repository example/rangeset: {root / 'repos' / 'example' / 'rangeset'}" in done.stderr
+    ours = json.loads((root / "out" / "acme__example" / "summary.json").read_text())
+    assert (ours["model"], ours["total"], ours["resolved_ids"], ours["from_earlier_runs"]) == (
+        "acme/example", 4, ["rangeset-fix"], 0,
+    )  # fmt: skip
+    swe = root / "out" / "swebench"
+    mod = sys.modules["make_instances"]
+    p2p_ids = mod.PASS_TO_PASS
+    fix = swe / shapes.INSTANCE_REPORT.format(run_id="r1", model="acme__example", instance_id="rangeset-fix")
+    assert fix.read_text() == json.dumps(
+        shapes.instance_report("rangeset-fix", True, (mod.FAIL_TO_PASS, []), (p2p_ids, [])), indent=4
+    )
+    wrong = json.loads(
+        (
+            swe / shapes.INSTANCE_REPORT.format(run_id="r1", model="acme__example", instance_id="rangeset-wrong")
+        ).read_text()
+    )
+    status = wrong["rangeset-wrong"]["tests_status"]
+    assert wrong["rangeset-wrong"]["resolved"] is False and status["FAIL_TO_PASS"]["failure"] == mod.FAIL_TO_PASS
+    assert list(wrong["rangeset-wrong"]) == list(shapes.instance_report("x", False, ([], []), ([], []))["x"])
+    run = json.loads((swe / shapes.RUN_REPORT.format(model="acme__example", run_id="r1")).read_text())
+    assert run == shapes.run_report(
+        total=4, submitted=[f"rangeset-{c}" for c in ("fix", "wrong", "garbled", "p2p")], resolved=["rangeset-fix"],
+        unresolved=["rangeset-wrong"], empty=["rangeset-p2p"], errors=["rangeset-garbled"], incomplete=[],
+    )  # fmt: skip
+    # shared files: no host path, no host name, no clone URI
+    for path in (root / "out").rglob("*.json"):
+        text = path.read_text()
+        assert str(root) not in text and "file://" not in text, path
+        assert len(socket.gethostname()) < 6 or socket.gethostname() not in text, path
+
+
+@pytest.mark.parametrize("fmt", ["list", "jsonl"])
+def test_the_same_predictions_in_another_format_review_nothing_again(swe_files: dict[str, Any], fmt: str) -> None:
+    root, preds = swe_files["root"], swe_files["predictions"]
+    path = root / f"preds.{fmt}"
+    path.write_text(json.dumps(preds) if fmt == "list" else "".join(json.dumps(p) + "\n" for p in preds))
+    again = cli(*swe_files["args"], "--predictions", str(path))
+    assert again.returncode == 1, again.stderr
+    assert again.stderr.count("(earlier report)") == 4 and "4 from earlier runs" in again.stderr, again.stderr

@@ -77,17 +77,38 @@ def review(
         Path | None,
         typer.Option(
             "--instances",
-            help="A batch: a JSONL file of SWE-bench instances (instance_id, repo as a local git repository, "
-            "base_commit, patch, test_patch, FAIL_TO_PASS, PASS_TO_PASS); needs --predictions (or --gold) "
-            "and --out-dir. Each instance: base_commit + test_patch + model_patch, reviewed with --tests head.",
+            help="A batch: a file of SWE-bench instances (JSON list, object keyed by instance_id, or JSON lines: "
+            "instance_id, repo as a local git repository or owner/name with --repos-dir, base_commit, patch, "
+            "test_patch, FAIL_TO_PASS, PASS_TO_PASS); needs --predictions (or --gold) and --out-dir. Each "
+            "instance: base_commit + test_patch + model_patch, reviewed with --tests head.",
         ),
     ] = None,
     predictions: Annotated[
         Path | None,
         typer.Option(
-            "--predictions", help="A JSONL file of predictions (instance_id, model_patch, model_name_or_path)."
+            "--predictions",
+            help="A file of predictions (instance_id, model_patch, model_name_or_path): a JSON list, a JSON "
+            "object keyed by instance_id, or JSON lines.",
         ),
     ] = None,
+    repos_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--repos-dir",
+            help="With --instances: each repo is owner/name, cloned as DIR/owner__name or DIR/owner/name.",
+        ),
+    ] = None,
+    run_id: Annotated[
+        str,
+        typer.Option("--run-id", help="With --instances: the run id of SWE-bench's report files (OUT/swebench/)."),
+    ] = "verifier",
+    host_details: Annotated[
+        bool,
+        typer.Option(
+            "--host-details",
+            help="With --instances: keep the clone's URI, the host name and host paths in the reports.",
+        ),
+    ] = False,
     gold: Annotated[
         bool, typer.Option("--gold", help="With --instances: review the instances' own patches (model 'gold').")
     ] = False,
@@ -132,14 +153,17 @@ def review(
 
         print(dumps_review_schema())
         raise typer.Exit(0)
-    if instances is not None or predictions is not None or gold:
+    if instances is not None or predictions is not None or gold or repos_dir is not None:
         single = {"REPO": repo, "--base": base, "--head": head, "--patch": patch, "--expect": expect}
         for option, value in single.items():
             if value is not None:
                 raise fail(f"{option}: not with --instances (each instance names its own)", option=option)
         from verifier.cli.review_batch import run_batch_command
 
-        run_batch_command(instances, predictions, gold, out_dir, max_workers, force, timeout, memory, build)
+        run_batch_command(
+            instances, predictions, gold, out_dir, max_workers, force, timeout, memory, build,
+            repos_dir=repos_dir, run_id=run_id, host_details=host_details,
+        )  # fmt: skip
     chosen = [f.value for f in formats] if formats else ["markdown"]
     if len(set(chosen)) > 1 and out_dir is None:
         raise fail("--format: several formats need --out-dir", option="--format")

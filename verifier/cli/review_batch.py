@@ -24,11 +24,23 @@ def run_batch_command(
     timeout: float,
     memory: str,
     build: bool,
+    *,
+    repos_dir: Path | None = None,
+    run_id: str = "verifier",
+    host_details: bool = False,
 ) -> None:
     """Check both files fully, then review every prediction; exit 0 only when all are resolved."""
     from verifier.errors import SandboxUnavailable
     from verifier.review.batch import BatchRequest, InstanceReport, run_batch
-    from verifier.review.instances import BadRecord, gold_predictions, load_instances, load_predictions
+    from verifier.review.instances import (
+        BadRecord,
+        Prediction,
+        gold_predictions,
+        load_instances,
+        load_predictions,
+        model_folder,
+        safe_name,
+    )
 
     if instances is None:
         raise fail("--predictions and --gold need --instances (a JSONL file of instances)", option="--instances")
@@ -37,8 +49,14 @@ def run_batch_command(
     if out_dir is None:
         raise fail("--instances needs --out-dir: the folder for the logs and the summary", option="--out-dir")
     limits = review_limits(timeout, memory)
+    if repos_dir is not None and not repos_dir.is_dir():
+        raise fail(f"--repos-dir: {repos_dir} is not a folder", option="--repos-dir")
     try:
-        found = load_instances(instances)
+        safe_name(run_id)
+    except ValueError as exc:
+        raise fail(f"--run-id: {exc}", option="--run-id") from None
+    try:
+        found = load_instances(instances, repos_dir)
     except BadRecord as exc:
         raise fail(f"--instances: {exc}", option="--instances") from None
     try:
@@ -46,6 +64,9 @@ def run_batch_command(
     except BadRecord as exc:
         raise fail(f"--predictions: {exc}", option="--predictions") from None
     err = stderr()
+    clones = {(i.repo_given, i.repo) for i in found.values()}
+    for given, path in sorted(clones):
+        err.print(f"repository {escape(given)}: {escape(path)}", soft_wrap=True)
     try:
         if build:
             ensure_image()
@@ -65,16 +86,24 @@ def run_batch_command(
                 )
                 bar.update(task, completed=n)
 
+            def stale(pred: Prediction, why: str) -> None:
+                err.print(
+                    f"{escape(pred.model_name_or_path)} {escape(pred.instance_id)}: reviewed again, "
+                    f"the saved report does not count: {escape(one_line(why, 160))}"
+                )
+
             summaries = run_batch(
                 BatchRequest(instances=found, predictions=preds, out_dir=out_dir, max_workers=max_workers,
-                             force=force, limits=limits),
-                on_done=done,
+                             force=force, limits=limits, run_id=run_id, host_details=host_details),
+                on_done=done, on_stale=stale,
             )  # fmt: skip
     except SandboxUnavailable as exc:
         raise sandbox_failure(exc) from None
     for s in summaries:
         err.print(
             f"{escape(s.model)}: {s.resolved}/{s.total} resolved ({s.resolved_rate:.1%}), {s.not_resolved} not "
-            f"resolved, {s.errors} errors; summary {escape(str(out_dir / s.model.replace('/', '__') / 'summary.json'))}"
+            f"resolved, {s.errors} errors, {s.from_earlier_runs} from earlier runs; "
+            f"summary {escape(str(out_dir / model_folder(s.model) / 'summary.json'))}",
+            soft_wrap=True,
         )
     raise typer.Exit(0 if all(s.resolved == s.total for s in summaries) else 1)

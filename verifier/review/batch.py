@@ -1,10 +1,16 @@
 """A batch of SWE-bench instances: each prediction reviewed as base_commit + test_patch + model_patch.
 
-Per instance a folder `OUT/<model>/<instance_id>/` with `patch.diff` (the model's patch),
-`test_patch.diff`, `test_output.txt` (each run's console tail) and `report.json`
-(`InstanceReport`); per model one `summary.json` (`BatchSummary`). An instance whose
-`report.json` holds a final status is not reviewed again (`force` to redo); an infrastructure
-error (the sandbox gave no result) is not final and is retried by the next run.
+Per instance a folder `OUT/<model folder>/<instance_id>/` (`instances.model_folder`: one to one)
+with `patch.diff` (the model's patch), `test_patch.diff`, `test_output.txt` (each run's console
+tail) and `report.json` (`InstanceReport`); per model one `summary.json` (`BatchSummary`), and
+SWE-bench's own report files under `OUT/swebench/` (`swebench_report`).
+
+Resume (`earlier_report`): a saved `report.json` counts only when it is bound to this instance
+record, this prediction's patch, this model and this verifier's version (`Binding`), and, for a
+verdict, its evidence agrees: `review_id` recomputed from the evidence, the patch and test patch
+digests recomputed from the prediction and the instance, the base commit resolved again in the
+repository, the spec's tests those of the instance. Anything else (also an infrastructure error,
+which is not final) is reviewed again and its folder's files replaced; `force` redoes all.
 
 Instances run `max_workers` at a time. The first instance of each repository runs before the
 others of that repository start: it finds or builds the repository's environment image and
@@ -14,6 +20,9 @@ caches the base tree's own run, so the rest reuse both instead of building them 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -26,17 +35,55 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from verifier import __version__
 from verifier.errors import InvalidInput, SandboxUnavailable
+from verifier.hashing import canonical_json, sha256_bytes
 from verifier.limits import Limits
+from verifier.review import swebench_report
+from verifier.review.gitread import GitRepo
 from verifier.review.instances import Instance, Prediction
-from verifier.review.review_evidence import ReviewEvidence, Text
+from verifier.review.review_evidence import ReviewEvidence, Text, identity, review_id
 from verifier.review.service import REVIEW_LIMITS, ReviewRequest, review
+
+#: the largest report.json read back (a review of 100,000 tests is about 60 MB).
+MAX_REPORT_BYTES = 256 << 20
+#: the files of an instance's folder, replaced whenever the instance is reviewed again.
+FILES = ("report.json", "patch.diff", "test_patch.diff", "test_output.txt")
 
 
 class InstanceStatus(StrEnum):
     RESOLVED = "resolved"
     NOT_RESOLVED = "not_resolved"
     ERROR = "error"  # no review: bad input (the patch does not apply, ...) or no result from the sandbox
+
+
+class Binding(BaseModel):
+    """What a report was made from: a saved report counts only for the same four."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    instance_sha256: str = Field(description="sha256 of the instance record's fields the review uses.")
+    patch_sha256: str | None = Field(description="sha256 of the model_patch's UTF-8 bytes (None: null).")
+    model: str
+    verifier_version: str
+
+
+def instance_digest(inst: Instance) -> str:
+    """The instance record as the review uses it (`repo` as the file gave it: not the clone's host path)."""
+    return sha256_bytes(
+        canonical_json({
+            "instance_id": inst.instance_id, "repo": inst.repo_given or inst.repo, "base_commit": inst.base_commit,
+            "test_patch": inst.test_patch, "FAIL_TO_PASS": inst.fail_to_pass, "PASS_TO_PASS": inst.pass_to_pass,
+        })
+    )  # fmt: skip
+
+
+def binding(inst: Instance, pred: Prediction) -> Binding:
+    patch = None if pred.model_patch is None else sha256_bytes(pred.model_patch.encode("utf-8", "surrogatepass"))
+    return Binding(
+        instance_sha256=instance_digest(inst), patch_sha256=patch, model=pred.model_name_or_path,
+        verifier_version=__version__,
+    )  # fmt: skip
 
 
 class InstanceReport(BaseModel):
@@ -46,6 +93,7 @@ class InstanceReport(BaseModel):
 
     instance_id: str
     model: str
+    binding: Binding | None = Field(None, description="What it was made from; a report without one is never reused.")
     status: InstanceStatus
     resolved: bool
     reason: Text = Field(description="Trusted words: the review's verdict, or why there is no review.")
@@ -67,6 +115,7 @@ class InstanceLine(BaseModel):
     status: InstanceStatus
     reason: Text
     review_id: str | None = None
+    from_earlier_run: bool = Field(False, description="The verdict is a saved report's (bound, see docs/review.md).")
 
 
 class BatchSummary(BaseModel):
@@ -80,6 +129,7 @@ class BatchSummary(BaseModel):
     resolved_rate: float = Field(description="resolved / total (0 when there are none).")
     not_resolved: int
     errors: int
+    from_earlier_runs: int = Field(0, description="Verdicts taken from saved reports of earlier runs.")
     resolved_ids: list[str]
     instances: dict[str, InstanceLine]
 
@@ -93,39 +143,168 @@ class BatchRequest:
     force: bool = False
     limits: Limits = REVIEW_LIMITS
     image: str | None = None
+    #: SWE-bench's run id: its files go to `out_dir/swebench/` (`swebench_report`).
+    run_id: str = "verifier"
+    #: Keep the clone's URI and the host name in the evidence (off: shared files carry neither).
+    host_details: bool = False
 
 
 #: Called once per instance as it finishes: (report, reused from an earlier run, finished so far, total).
 OnDone = Callable[[InstanceReport, bool, int, int], None]
+#: Called for a saved report that is not used: (prediction, why).
+OnStale = Callable[[Prediction, str], None]
 
 
 def folder(out_dir: Path, pred: Prediction) -> Path:
     return out_dir / pred.model_folder / pred.instance_id
 
 
-def earlier_report(path: Path) -> InstanceReport | None:
-    """A final report from an earlier run, or None (missing, unreadable, or not final)."""
+def _read_report(path: Path) -> InstanceReport | str:
+    """The report in `path`, or why not: a regular file (never through a symlink), bounded in bytes."""
     try:
-        report = InstanceReport.model_validate_json(path.read_bytes())
-    except (OSError, ValidationError):
-        return None
-    return report if report.final else None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return "no report"
+    except OSError as exc:
+        return f"report.json cannot be opened ({exc.strerror or exc})"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return "report.json is not a regular file"
+        if info.st_size > MAX_REPORT_BYTES:
+            return f"report.json is over {MAX_REPORT_BYTES} bytes"
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(MAX_REPORT_BYTES + 1)
+    except OSError as exc:
+        return f"report.json cannot be read ({exc.strerror or exc})"
+    finally:
+        os.close(fd)
+    if len(data) > MAX_REPORT_BYTES:
+        return f"report.json is over {MAX_REPORT_BYTES} bytes"
+    try:
+        return InstanceReport.model_validate_json(data)
+    except ValidationError:
+        return "report.json is not an InstanceReport"
 
 
-def review_instance(inst: Instance, pred: Prediction, where: Path, limits: Limits, image: str | None) -> InstanceReport:
-    """Review one prediction; every outcome (also bad input) is a report, never an exception."""
+def earlier_report(path: Path, inst: Instance, pred: Prediction) -> tuple[InstanceReport | None, str]:
+    """(a saved report that counts for this prediction, "") or (None, why it does not count)."""
+    found = _read_report(path)
+    if isinstance(found, str):
+        return None, found
+    why = _unbound(found, inst, pred)
+    return (None, why) if why else (found, "")
+
+
+def _unbound(rep: InstanceReport, inst: Instance, pred: Prediction) -> str:
+    """Why a saved report does not count for this prediction ("" when it does)."""
+    if not rep.final:
+        return "an infrastructure error (retried)"
+    if (rep.instance_id, rep.model) != (pred.instance_id, pred.model_name_or_path):
+        return "it is the report of another instance or model"
+    want = binding(inst, pred)
+    if rep.binding is None:
+        return "it is bound to nothing"
+    for field in ("verifier_version", "instance_sha256", "patch_sha256"):
+        if getattr(rep.binding, field) != getattr(want, field):
+            return {"verifier_version": "it was made by another verifier version",
+                    "instance_sha256": "it is bound to another instance record",
+                    "patch_sha256": "it is bound to another patch"}[field]  # fmt: skip
+    if rep.binding != want:
+        return "it is bound to another model"
+    if rep.resolved != (rep.status == InstanceStatus.RESOLVED):
+        return "its resolved flag and status disagree"
+    if rep.status == InstanceStatus.ERROR:
+        if rep.evidence is not None or rep.fault != "input":
+            return "an error with evidence or without an input fault"
+        return ""
+    if rep.evidence is None or rep.fault is not None:
+        return "a verdict without evidence"
+    return _evidence_disagrees(rep, rep.evidence, inst, pred)
+
+
+def _evidence_disagrees(rep: InstanceReport, ev: ReviewEvidence, inst: Instance, pred: Prediction) -> str:
+    """Digests recomputed from what the evidence judged, compared with it ("" when all agree)."""
+    if ev.verifier_version != __version__:
+        return "its evidence was made by another verifier version"
+    if review_id(identity(ev.model_dump(mode="json"))) != ev.review_id:
+        return "its evidence does not match its review_id"
+    if ev.ok != (rep.status == InstanceStatus.RESOLVED) or ev.reason != rep.reason:
+        return "its verdict is not its evidence's"
+    if ev.patch_sha256 != binding(inst, pred).patch_sha256:
+        return "its evidence judged another patch"
+    if ev.test_patch_sha256 != sha256_bytes(inst.test_patch.encode("utf-8", "surrogatepass")):
+        return "its evidence judged another test patch"
+    if ev.tests_mode != "head" or ev.resolution is None:
+        return "its evidence is not an instance review"
+    listed = [(t.test_id, t.expected) for t in ev.resolution.tests]
+    want = [(t, "fail_to_pass") for t in inst.fail_to_pass] + [(t, "pass_to_pass") for t in inst.pass_to_pass]
+    if listed != want:
+        return "its evidence judged other FAIL_TO_PASS / PASS_TO_PASS lists"
+    try:
+        commit, tree = GitRepo(Path(inst.repo)).resolve(inst.base_commit)
+    except InvalidInput as exc:
+        return f"the base commit cannot be resolved again ({exc})"
+    if (ev.base.ref, ev.base.commit, ev.base.tree) != (inst.base_commit, commit, tree):
+        return "its evidence judged another base commit"
+    return ""
+
+
+def _fresh_dir(path: Path) -> None:
+    """`path` as a real folder of ours: a symlink or file in its place is removed first."""
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        path.unlink()
+    path.mkdir(parents=True, exist_ok=True)
+
+
+def _remove(path: Path) -> None:
+    """Whatever is at `path` (a file, a symlink, which is not followed, or a folder)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.is_symlink() or path.exists():
+        path.unlink()
+
+
+def _public(ev: ReviewEvidence, host_details: bool) -> ReviewEvidence:
+    """The evidence as shared files carry it: without the clone's URI and the host name (neither is
+    part of review_id), unless `host_details`."""
+    if host_details:
+        return ev
+    return ev.model_copy(update={"repository_uri": None, "hostname": ""})
+
+
+def _public_reason(reason: str, inst: Instance, out_dir: Path, host_details: bool) -> str:
+    """A reason without the host's paths of the clone and the batch folder (unless `host_details`)."""
+    if host_details:
+        return reason
+    for path, name in ((str(out_dir.resolve()), "<out-dir>"), (inst.repo, inst.repo_given or "<repo>")):
+        if Path(path).is_absolute() and path != "/":  # a relative path would also match inside words
+            reason = reason.replace(path, name)
+    return reason
+
+
+def review_instance(
+    inst: Instance, pred: Prediction, where: Path, limits: Limits, image: str | None,
+    *, out_dir: Path | None = None, host_details: bool = False,
+) -> InstanceReport:  # fmt: skip
+    """Review one prediction; every outcome (also bad input) is a report, never an exception.
+    The folder's files of an earlier review are replaced (none survives from it)."""
     started, t0 = datetime.now(UTC).isoformat(timespec="seconds"), time.monotonic()
-    where.mkdir(parents=True, exist_ok=True)
+    _fresh_dir(where)
+    for name in FILES:
+        _remove(where / name)
     patch, test_patch = where / "patch.diff", where / "test_patch.diff"
-    patch.write_text(pred.model_patch or "", encoding="utf-8")
-    test_patch.write_text(inst.test_patch, encoding="utf-8")
+    _write_bytes(patch, (pred.model_patch or "").encode("utf-8", "surrogatepass"))
+    _write_bytes(test_patch, inst.test_patch.encode("utf-8", "surrogatepass"))
+    shared = out_dir if out_dir is not None else where.parent.parent
 
     def report(status: InstanceStatus, reason: str, fault: Literal["input", "infrastructure"] | None = None,
                ev: ReviewEvidence | None = None) -> InstanceReport:  # fmt: skip
         return InstanceReport(
-            instance_id=inst.instance_id, model=pred.model_name_or_path, status=status,
-            resolved=status == InstanceStatus.RESOLVED, reason=reason, fault=fault, started_at=started,
-            duration_s=time.monotonic() - t0, evidence=ev,
+            instance_id=inst.instance_id, model=pred.model_name_or_path, binding=binding(inst, pred), status=status,
+            resolved=status == InstanceStatus.RESOLVED, reason=_public_reason(reason, inst, shared, host_details),
+            fault=fault, started_at=started, duration_s=time.monotonic() - t0,
+            evidence=None if ev is None else _public(ev, host_details),
         )  # fmt: skip
 
     if not (pred.model_patch or "").strip():
@@ -143,19 +322,30 @@ def review_instance(inst: Instance, pred: Prediction, where: Path, limits: Limit
     except (OSError, ValueError) as exc:  # the host's disk, or evidence we could not build: retried next run
         return report(InstanceStatus.ERROR, f"internal error: {type(exc).__name__}: {exc}", "infrastructure")
     logs = "".join(f"===== {r.side} run (untrusted output) =====\n{r.log_tail_untrusted}\n" for r in ev.runs)
-    (where / "test_output.txt").write_text(logs, encoding="utf-8")
+    _write(where / "test_output.txt", logs)
     status = InstanceStatus.RESOLVED if ev.ok else InstanceStatus.NOT_RESOLVED
     return report(status, ev.reason, ev=ev)
 
 
-def _write(path: Path, text: str) -> None:
-    """Whole or not at all: an interrupted write never looks like a finished instance."""
+def _write_bytes(path: Path, data: bytes) -> None:
+    """Whole or not at all: an interrupted write never looks like a finished instance. What was
+    at `path` is replaced, never written through (a symlink is replaced, not followed)."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    _remove(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
     tmp.replace(path)
 
 
-def summarize(model: str, reports: list[InstanceReport]) -> BatchSummary:
+def _write(path: Path, text: str) -> None:
+    _write_bytes(path, text.encode("utf-8", "surrogatepass"))
+
+
+def summarize(model: str, reports: list[InstanceReport], earlier: frozenset[str] = frozenset()) -> BatchSummary:
+    """One model's summary; `earlier`: the instance ids whose verdict came from a saved report."""
     by_status = {s: [r for r in reports if r.status == s] for s in InstanceStatus}
     resolved = sorted(r.instance_id for r in by_status[InstanceStatus.RESOLVED])
     return BatchSummary(
@@ -165,27 +355,43 @@ def summarize(model: str, reports: list[InstanceReport]) -> BatchSummary:
         resolved_rate=len(resolved) / len(reports) if reports else 0.0,
         not_resolved=len(by_status[InstanceStatus.NOT_RESOLVED]),
         errors=len(by_status[InstanceStatus.ERROR]),
+        from_earlier_runs=sum(r.instance_id in earlier for r in reports),
         resolved_ids=resolved,
         instances={
             r.instance_id: InstanceLine(
-                status=r.status, reason=r.reason, review_id=r.evidence.review_id if r.evidence else None
+                status=r.status, reason=r.reason, review_id=r.evidence.review_id if r.evidence else None,
+                from_earlier_run=r.instance_id in earlier,
             )
             for r in sorted(reports, key=lambda r: r.instance_id)
         },
-    )
+    )  # fmt: skip
 
 
-def run_batch(req: BatchRequest, on_done: OnDone | None = None) -> list[BatchSummary]:
-    """Every prediction reviewed (or its earlier report reused); one summary per model, written too."""
+def run_batch(req: BatchRequest, on_done: OnDone | None = None, on_stale: OnStale | None = None) -> list[BatchSummary]:
+    """Every prediction reviewed (or its bound earlier report reused); one summary per model,
+    written too, and SWE-bench's report files."""
     reports: dict[tuple[str, str], InstanceReport] = {}
+    earlier: set[tuple[str, str]] = set()
     todo: list[Prediction] = []
     total = len(req.predictions)
+    for model_dir in dict.fromkeys(p.model_folder for p in req.predictions):
+        _fresh_dir(req.out_dir / model_dir)
     for pred in req.predictions:
-        found = None if req.force else earlier_report(folder(req.out_dir, pred) / "report.json")
+        key = (pred.model_name_or_path, pred.instance_id)
+        where = folder(req.out_dir, pred)
+        if where.is_symlink() or (where.exists() and not where.is_dir()):
+            found, why = None, "its folder is not a folder of its own"
+        elif req.force:
+            found, why = None, ""
+        else:
+            found, why = earlier_report(where / "report.json", req.instances[pred.instance_id], pred)
         if found is None:
+            if why and why != "no report" and on_stale is not None:
+                on_stale(pred, why)
             todo.append(pred)
             continue
-        reports[(pred.model_folder, pred.instance_id)] = found
+        reports[key] = found
+        earlier.add(key)
         if on_done is not None:
             on_done(found, True, len(reports), total)
     finished = len(reports)
@@ -197,12 +403,14 @@ def run_batch(req: BatchRequest, on_done: OnDone | None = None) -> list[BatchSum
             on_done(rep, False, finished, total)
 
     for pred, rep in zip(todo, _run_all(req, todo, ran), strict=True):
-        reports[(pred.model_folder, pred.instance_id)] = rep
+        reports[(pred.model_name_or_path, pred.instance_id)] = rep
     summaries = []
-    for model in dict.fromkeys(p.model_folder for p in req.predictions):
-        mine = [r for (m, _), r in reports.items() if m == model]
-        summary = summarize(mine[0].model if mine else model, mine)
-        _write(req.out_dir / model / "summary.json", summary.model_dump_json(indent=2))
+    for model in dict.fromkeys(p.model_name_or_path for p in req.predictions):
+        preds = [p for p in req.predictions if p.model_name_or_path == model]
+        mine = [reports[(model, p.instance_id)] for p in preds]
+        summary = summarize(model, mine, frozenset(i for m, i in earlier if m == model))
+        _write(req.out_dir / preds[0].model_folder / "summary.json", summary.model_dump_json(indent=2))
+        swebench_report.write(req.out_dir / swebench_report.FOLDER, req.run_id, req.instances, preds, mine, _write)
         summaries.append(summary)
     return summaries
 
@@ -217,7 +425,9 @@ def _run_all(req: BatchRequest, todo: list[Prediction], done: Callable[[Instance
             if not first:
                 gate.wait()
             where = folder(req.out_dir, pred)
-            rep = review_instance(inst, pred, where, req.limits, req.image)
+            rep = review_instance(
+                inst, pred, where, req.limits, req.image, out_dir=req.out_dir, host_details=req.host_details
+            )
             _write(where / "report.json", json.dumps(rep.model_dump(mode="json"), indent=2))
             return rep
         finally:
