@@ -224,6 +224,22 @@ def pytest_collection_modifyitems(config, items):
     },
 }
 
+#: Neighbours that already showed as broken before this fix (a skip of a test that passed on the
+#: base): kept here so that they stay broken.
+HELD: dict[str, dict[str, str]] = {
+    "pytestmark-skip-from-code": {
+        "lib/__init__.py": BROKEN_LIB + '\nimport pytest\n\npytestmark = pytest.mark.skip(reason="later")\n'
+    },
+    "fixture-from-code-skips": {
+        "lib/__init__.py": BROKEN_LIB,
+        "lib/testing.py": TESTING.replace("return (1, 3)", 'pytest.skip("later")'),
+    },
+    "warnings-into-errors": {
+        "lib/__init__.py": "import warnings\n\nwarnings.simplefilter('error')\n\n"
+        + BROKEN_LIB.replace('"""A base class the tests inherit (code-side)."""', "def __init__(self):\n        pass")
+    },
+}
+
 #: The tests of `contains`' upper end: the change breaks them, whatever hides them.
 HIGH_END = ("tests/test_contains.py::test_high_end", "tests/test_contains.py::TestClassy::test_high_end_again")
 HIDES_CLASS_ONLY = {"base-class-not-a-test", "base-class-with-init"}
@@ -243,7 +259,7 @@ HONEST: dict[str, dict[str, str | None]] = {
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = make_repo(tmp_path_factory.mktemp("vanish") / "repo", BASE)
-    for name, files in {**ATTACKS, **HONEST}.items():
+    for name, files in {**ATTACKS, **HELD, **HONEST}.items():
         add_branch(root, name, files)
     return root
 
@@ -256,7 +272,7 @@ def rows(ev: ReviewEvidence) -> dict[str, tuple[str, bool]]:
     return {r.test_id: (r.classification.value, r.blocking) for r in ev.tests}
 
 
-@pytest.mark.parametrize("attack", sorted(ATTACKS))
+@pytest.mark.parametrize("attack", sorted(ATTACKS) + sorted(HELD))
 def test_code_cannot_hide_the_tests_it_breaks(repo: Path, sandbox_image: str, attack: str) -> None:
     ev = run(repo, attack, sandbox_image)
     got = rows(ev)

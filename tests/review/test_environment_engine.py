@@ -10,6 +10,7 @@ import pytest
 from tests.review.repos import add_branch, make_repo
 from verifier.review import ReviewRequest, review
 from verifier.review.deps import EnvironmentProblem
+from verifier.review.reports import render
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -51,6 +52,7 @@ def test_a_setup_py_only_project_gets_its_dependencies(sandbox_image: str, tmp_p
     ev = review(ReviewRequest(repo=repo, base="main", head="change", image=sandbox_image))
     assert ev.ok, ev.reason
     assert ev.counts.still_passing == 2
+    assert "packages from `setup.py install_requires`" in render("markdown", ev)  # named in the comment
     for run in ev.runs:
         assert "more-itertools>=8" in run.environment.requirements
         assert "setup.py install_requires" in run.environment.sources
