@@ -32,7 +32,20 @@ def side(o: Outcome, rerun: Outcome | None = None) -> SideResult:
         (ADD, side(E), side(P), TestClass.FIXED, False),  # a new test module that cannot import on the base
         (ADD, side(P), side(P), TestClass.ADDED, False),
         (ADD, side(P), side(F, F), TestClass.ADDED, True),  # no added test may fail
-        (U, side(P), side(A), TestClass.REMOVED, False),
+        # Both runs had the same test files: a test the base collected and ran that the head does not
+        # collect, skips or xfails was hidden by the code (a module __getattr__ that skips, ...).
+        (U, side(P), side(A), TestClass.BROKEN, True),
+        (U, side(F, F), side(A), TestClass.BROKEN, True),
+        (ED, side(P), side(A), TestClass.BROKEN, True),
+        (ADD, side(F, F), side(A), TestClass.BROKEN, True),
+        (U, side(F, F), side(S), TestClass.BROKEN, True),
+        (U, side(P), side(Outcome.XFAILED), TestClass.BROKEN, True),
+        (U, side(F, F), side(Outcome.XFAILED), TestClass.BROKEN, True),
+        (ADD, side(F, F), side(Outcome.XFAILED), TestClass.BROKEN, True),
+        (U, side(S), side(A), TestClass.SKIPPED, False),  # judged nothing on the base either
+        (U, side(A), side(A), TestClass.REMOVED, False),  # the change removed it from the tests
+        (U, side(Outcome.XPASSED), side(Outcome.XFAILED), TestClass.STILL_PASSING, False),  # its own xfail mark
+        (U, side(Outcome.XFAILED), side(Outcome.XFAILED), TestClass.STILL_PASSING, False),
         (U, side(P), side(F, P), TestClass.FLAKY, False),  # failed, then passed on rerun: never broken
         (U, side(F, P), side(P), TestClass.FLAKY, False),  # never fixed either
         (U, side(E), side(E), TestClass.ERROR, False),
@@ -79,6 +92,12 @@ def test_rules(prov: Provenance, b: SideResult, h: SideResult, cls: TestClass, b
         # code at import): its base version, run with the base's tests alone, fails on the head code.
         (U, side(P), side(P), (side(P), side(F, F)), TestClass.REWRITTEN, True),
         (U, side(F, F), side(P), (side(P), side(F, F)), TestClass.REWRITTEN, True),
+        # The code hides the base version on the head code: broken when it failed on the base code,
+        # rewritten when it passed (xfailed by the code is not a pass).
+        (ED, side(S), side(S), (side(F, F), side(A)), TestClass.BROKEN, True),
+        (RM, side(A), side(A), (side(F, F), side(S)), TestClass.BROKEN, True),
+        (ED, side(P), side(P), (side(P), side(Outcome.XFAILED)), TestClass.REWRITTEN, True),
+        (ED, side(S), side(S), (side(S), side(A)), TestClass.SKIPPED, False),
         # The base version's outcome changes when rerun: flaky, never rewritten.
         (ED, side(P), side(P), (side(P), side(F, P)), TestClass.FLAKY, False),
     ],

@@ -93,3 +93,60 @@ def test_requirements_override_file_and_its_includes(tmp_path: Path) -> None:
     assert from_file(tmp_path / "ci.txt").requirements == ("attrs", "pytest>=8")
     with pytest.raises(DependencyError, match="does not exist"):
         from_file(tmp_path / "missing.txt")
+
+
+SETUP_PY = """
+from setuptools import find_packages, setup
+
+install_requires = ["text-unidecode>=1.3"]
+
+setup(
+    name="python-slugish",
+    version="8.0.1",
+    packages=find_packages(),
+    install_requires=install_requires,
+    tests_require=["pytest-mock"],
+    extras_require={"unidecode": ["Unidecode>=1.1.1"], "test": ["hypothesis"]},
+)
+"""
+
+
+def test_setup_py_is_read_never_run() -> None:
+    """Issue 34: a setup.py-only project (install_requires) got nothing installed. Its literal
+    keywords (a module-level name followed once) are read from its syntax tree."""
+    tree = files({"setup.py": SETUP_PY + "\nraise SystemExit('never run')\n", "slugish/__init__.py": ""})
+    runtime = declared(tree, runtime=True, tests=False)
+    assert runtime.requirements == ("text-unidecode>=1.3",)
+    assert runtime.sources == ("setup.py install_requires",)
+    tests = declared(tree, runtime=False, tests=True)
+    assert tests.requirements == ("hypothesis", "pytest-mock")
+    assert tests.sources == ("setup.py extras_require test", "setup.py tests_require")
+    info = project_info(tree)
+    assert (info.name, info.version) == ("python-slugish", "8.0.1")
+
+
+def test_setup_cfg_requirements_files_and_tox_ini() -> None:
+    tree = files(
+        {
+            "setup.cfg": "[metadata]\nname = x\n\n[options]\ninstall_requires =\n    attrs>=22\n    idna\n\n"
+            "[options.extras_require]\ntesting =\n    pytest-mock\ndocs =\n    sphinx\n",
+            "test-requirements.txt": "freezegun\n",
+            "requirements/tests.txt": "-r base.txt\nresponses\n",
+            "requirements/base.txt": "six\n",
+            "requirements/docs.txt": "sphinx\n",
+            "docs/requirements.txt": "furo\n",
+            "tox.ini": "[tox]\nenvlist = py3\n\n[testenv]\ndeps =\n    -r{toxinidir}/requirements/base.txt\n"
+            "    pytest-timeout\n    django32: Django>=3.2,<4\n    {env:EXTRA:}\n    -e .\n",
+        }
+    )
+    runtime = declared(tree, runtime=True, tests=False)
+    assert runtime.requirements == ("attrs>=22", "idna", "six")
+    assert runtime.sources == ("requirements/base.txt", "setup.cfg [options] install_requires")
+    tests = declared(tree, runtime=False, tests=True)
+    assert tests.requirements == ("freezegun", "pytest-mock", "pytest-timeout", "responses", "six")
+    assert tests.sources == (
+        "requirements/tests.txt",
+        "setup.cfg [options.extras_require] testing",
+        "test-requirements.txt",
+        "tox.ini [testenv] deps",
+    )

@@ -4,7 +4,9 @@ Rules, per test (base outcome b, head outcome h, after the one rerun of failing 
 
 - either side's rerun disagrees with its first run      -> flaky (never fixed, never broken)
 - collected but never reported on either side            -> missing (blocks)
-- not in the head run at all                             -> removed
+- collected and run on the base, and on the head not collected, skipped, or xfailed where the
+  base did not xfail                                     -> broken (blocks): see "same tests" below
+- not in the head run at all (and not run on the base)   -> removed
 - added by the change: failing on base, passing on head  -> fixed; otherwise added (blocks if it
   fails; error if it errors)
 - passing on head: passing on base -> still passing; failing on base -> fixed, or
@@ -12,6 +14,15 @@ Rules, per test (base outcome b, head outcome h, after the one rerun of failing 
 - failing on head: passing (or skipped) on base -> broken (blocks); failing on base -> still failing
 - erroring on head: passing on base -> broken; failing on base -> error; new -> error (blocks)
 - skipped on head: passing on base -> broken (blocks); otherwise skipped
+
+**Same tests, different code.** The two runs of every pair the review compares (base and head;
+the base's own tests on the base code and on the head code) get the same test files, byte for
+byte; only the code differs. A test the change deletes or renames in a test file is missing from
+both runs of the pair (it shows as removed, from the trees). So a test that one run collects and
+runs and the other does not collect (a module `__getattr__` or an import hook that skips or
+empties a test module, a `sys.modules` entry, a plugin the code installs that deselects it, a
+base class that stops being collectable), skips, or xfails, lost its judge to the **code**:
+broken, never removed or skipped. Only a test that skipped on the base too stays non-blocking.
 
 With ``--tests head`` the change's own tests judge it, so when the change touches the tests at
 all, every test is also judged by its **base version**: the base's own tests, run on the base
@@ -34,6 +45,7 @@ rerun that disagrees is not a pass.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -164,6 +176,44 @@ class SideView:
         return ""
 
 
+_NO_MODULE = re.compile(r"No module named '([A-Za-z_][A-Za-z0-9_.]{0,200})'")
+
+
+def missing_modules(view: SideView) -> set[str]:
+    """Top-level names of the modules the run's collection errors say are missing."""
+    s = view.first
+    found: set[str] = set()
+    for err in s.collect_errors if s is not None else ():
+        for m in _NO_MODULE.finditer(err.message + "\n" + err.excerpt):
+            found.add(m.group(1).split(".")[0])
+    return found
+
+
+def environment_problem(head: SideView, base_tree: SideView, own: Iterable[str]) -> str:
+    """Why the tests cannot be judged for a reason that is not the change's, or ''.
+
+    `base_tree`: the run of the base tree's own tests on the base code; `own`: the top-level
+    module names the trees provide. A module missing on the head that the base tree's run also
+    misses, and that the repository does not provide, is the environment's; so is a head run that
+    collected nothing when the base tree's run collected nothing either and failed to collect."""
+    shared = sorted((missing_modules(head) & missing_modules(base_tree)) - set(own))
+    if shared:
+        names = ", ".join(shared[:5]) + (f" and {len(shared) - 5} more" if len(shared) > 5 else "")
+        return (
+            f"environment problem: the tests of both sides cannot be collected: no module named {names} "
+            "(missing on the base and the head alike, and not part of the repository); the change is not "
+            "judged. Name it in a requirements file and give it with --requirements FILE"
+        )
+    b = base_tree.first
+    if not head.collected() and not base_tree.collected() and b is not None and b.collect_errors:
+        return (
+            "environment problem: the tests cannot be collected on the head, nor the base's own tests on the "
+            f"base ({len(b.collect_errors)} collection errors there already); the change is not judged. "
+            "If a dependency is missing, give it with --requirements FILE"
+        )
+    return ""
+
+
 def _ended(s: Session) -> str:
     rc = s.returncode
     if rc is None:
@@ -180,13 +230,39 @@ def _outcome(raw: str) -> Outcome:
         return Outcome.ERROR
 
 
+def _ran(side: SideResult) -> bool:
+    """Whether the run collected this test and ran it (not skipped, not a collection error)."""
+    o = side.outcome
+    return o in GOOD or o is Outcome.FAILED or (o is Outcome.ERROR and side.phase != "collect")
+
+
+def _hidden(before: SideResult, after: SideResult) -> str:
+    """How a test that `before`'s run collected and ran lost its judge in `after`'s run ('' if not):
+    not collected, skipped, or xfailed where it did not xfail before. Both runs had the same test
+    files (module docstring), so what did it is the code."""
+    if not _ran(before):
+        return ""
+    o = after.outcome
+    if o is Outcome.ABSENT:
+        return "not collected"
+    if o is Outcome.SKIPPED:
+        return "skipped"
+    if o is Outcome.XFAILED and before.outcome is not Outcome.XFAILED and before.outcome is not Outcome.XPASSED:
+        return "xfailed"
+    return ""
+
+
 def _flaky(side: SideResult) -> bool:
     a, b = _category(side.outcome), _category(side.rerun)
     return a is not None and b is not None and a != b
 
 
-def classify_row(prov: Provenance, b: SideResult, h: SideResult) -> tuple[TestClass, bool, str]:
-    """(class, blocking, note) of one test. Pure; the rules are the module docstring's."""
+def classify_row(
+    prov: Provenance, b: SideResult, h: SideResult, *, defines_tests: bool = True
+) -> tuple[TestClass, bool, str]:
+    """(class, blocking, note) of one test. Pure; the rules are the module docstring's.
+    `defines_tests`: for a collection error's row, whether its file defines tests by name in the
+    tests' tree (a module with none is honestly absent when it can be imported)."""
     bo, ho = b.outcome, h.outcome
     if _flaky(b) or _flaky(h):
         which = "head" if _flaky(h) else "base"
@@ -194,7 +270,19 @@ def classify_row(prov: Provenance, b: SideResult, h: SideResult) -> tuple[TestCl
     if Outcome.MISSING in (bo, ho):
         side = "head" if ho is Outcome.MISSING else "base"
         return TestClass.MISSING, True, f"the {side} run ended before this test reported"
+    hidden = _hidden(b, h)
+    if hidden:
+        return (
+            TestClass.BROKEN,
+            True,
+            f"{bo.value} on the base, {hidden} on the head: both runs had the same test files, so the "
+            "code under test hid it",
+        )
     if ho is Outcome.ABSENT:
+        if bo is Outcome.SKIPPED:
+            return TestClass.SKIPPED, False, "skipped on the base, not collected on the head"
+        if b.phase == "collect" and bo is Outcome.ERROR and defines_tests:
+            return TestClass.BROKEN, True, "not collectable on the base code, and no tests of it on the head code"
         return TestClass.REMOVED, False, "not collected on the head"
     base_failing = bo in BAD or bo is Outcome.ABSENT
     if prov is Provenance.ADDED:
@@ -242,7 +330,15 @@ def judge_by_base_version(
         ob, oh = base_version.on_base, base_version.on_head
         if _flaky(ob) or _flaky(oh):
             return TestClass.FLAKY, blocking, note or "its base version's outcome changed when rerun"
-        if ob.outcome in GOOD and oh.outcome not in GOOD:
+        hidden = _hidden(ob, oh)
+        if hidden and ob.outcome not in GOOD:
+            return (
+                TestClass.BROKEN,
+                True,
+                f"its base version is {ob.outcome.value} on the base code and {hidden} on the head code: "
+                "the same test files, so the code under test hid it",
+            )
+        if ob.outcome in GOOD and (oh.outcome not in GOOD or hidden):
             how = {
                 Provenance.REMOVED: "the change removes this test",
                 Provenance.EDITED: "the change edits this test or what it sees",
@@ -336,7 +432,12 @@ def _row(
     base_version = None
     if judges is not None and (judges[0].has(test_id) or judges[1].has(test_id)):
         base_version = BaseVersion(on_base=judges[0].side(test_id), on_head=judges[1].side(test_id))
-    cls, blocking, note = judge_by_base_version(classify_row(prov, b, h), prov, h, base_version)
+    defines_tests = True
+    if b.phase == "collect" and h.outcome is Outcome.ABSENT:
+        module = provenance.module(tests_side, test_id.split("::")[0])
+        defines_tests = module is None or bool(module.tests)
+    row = classify_row(prov, b, h, defines_tests=defines_tests)
+    cls, blocking, note = judge_by_base_version(row, prov, h, base_version)
     if why and prov is Provenance.EDITED:
         note = f"{note}; edited: {why}" if note else f"edited: {why}"
     file, line = where.get(test_id, (test_id.split("::")[0], None))

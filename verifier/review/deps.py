@@ -1,7 +1,12 @@
 """What a tree declares: its dependencies, and the project itself (name, version, import roots).
 
-Dependencies come from ``pyproject.toml`` (``[project] dependencies``, test/dev extras and
-dependency groups) or ``requirements*.txt``, or from one ``--requirements`` file instead.
+Dependencies come from every place projects keep them, read as text (nothing of the repository
+runs): ``pyproject.toml`` (``[project] dependencies``, test/dev extras and dependency groups),
+``setup.cfg`` (``[options] install_requires``, ``[options.extras_require]``), ``setup.py``
+(the literal ``install_requires`` / ``extras_require`` / ``tests_require`` of its ``setup()``
+call, read from its syntax tree, never run), requirements files (``*requirements*.txt`` at the
+root and ``.txt`` files in a root folder ``requirements*/``) and ``tox.ini`` (``[testenv] deps``),
+or from one ``--requirements`` file instead.
 Only names from the package index are accepted: direct URLs, local paths and pip options
 that change where packages come from are refused with an error naming them, because the
 host downloads whatever the spec names. Nothing here runs code of the repository.
@@ -9,6 +14,7 @@ host downloads whatever the spec names. Nothing here runs code of the repository
 
 from __future__ import annotations
 
+import ast
 import configparser
 import re
 import tomllib
@@ -20,7 +26,22 @@ from typing import Any
 from verifier.review.gitread import Entry
 from verifier.sandbox.requirements import DependencyError, DependencySpec, check_requirement, normalize, strip_line
 
-__all__ = ["DependencyError", "DependencySpec", "ProjectInfo", "declared", "from_file", "normalize", "project_info"]
+__all__ = [
+    "DependencyError",
+    "DependencySpec",
+    "EnvironmentProblem",
+    "ProjectInfo",
+    "declared",
+    "from_file",
+    "normalize",
+    "project_info",
+]
+
+
+class EnvironmentProblem(DependencyError):
+    """Both sides' tests cannot be collected for the same reason, which is not the change's (a
+    module missing on both sides, a collection error already on the base): no verdict (exit 2)."""
+
 
 #: Extras and dependency groups that hold what the tests need.
 TEST_GROUPS = ("test", "tests", "testing", "dev", "develop", "development")
@@ -141,10 +162,133 @@ def _requirements_file(
     return out
 
 
+#: Requirements files for other purposes than running the code and its tests.
+_OTHER_PURPOSE = re.compile(r"doc|lint|typing|mypy|release|publish|bench", re.IGNORECASE)
+
+
+def requirements_files(files: Mapping[str, Entry]) -> list[str]:
+    """The tree's requirements files: ``*requirements*.txt`` at the root, and the ``.txt`` files of
+    a root folder ``requirements*/`` (docs, lint, typing and release ones left out)."""
+    out = []
+    for path in sorted(files):
+        folder, _, name = path.rpartition("/")
+        if not name.endswith(".txt") or _OTHER_PURPOSE.search(path):
+            continue
+        if (not folder and "requirements" in name) or (folder.startswith("requirements") and "/" not in folder):
+            out.append(path)
+    return out
+
+
+def _literal(node: ast.expr | None, names: Mapping[str, ast.expr]) -> object:
+    """A literal (strings, lists, tuples, dicts of them), following module-level names once."""
+    if isinstance(node, ast.Name) and node.id in names:
+        node = names[node.id]
+    if node is None:
+        return None
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _setup_py(source: bytes) -> dict[str, object]:
+    """The literal keywords of setup.py's `setup(...)` call (read, never run)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}
+    names: dict[str, ast.expr] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            names[node.targets[0].id] = node.value
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if called == "setup":
+            return {k.arg: _literal(k.value, names) for k in call.keywords if k.arg}
+    return {}
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [line for line in value.splitlines() if line.strip()]
+    if isinstance(value, list | tuple):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def _setup_files(files: Mapping[str, Entry], *, runtime: bool, tests: bool) -> tuple[list[str], list[str]]:
+    """setup.cfg's `[options]` and setup.py's literal `setup()` keywords."""
+    reqs: list[str] = []
+    sources: list[str] = []
+    if "setup.cfg" in files:
+        parser = configparser.RawConfigParser(strict=False, interpolation=None)
+        try:
+            parser.read_string(files["setup.cfg"].data.decode("utf-8", "replace"))
+        except configparser.Error as exc:
+            raise DependencyError(f"setup.cfg does not parse: {exc.__class__.__name__}") from exc
+        if runtime and parser.has_option("options", "install_requires"):
+            lines = _strings(parser.get("options", "install_requires"))
+            reqs += [check_requirement(r.strip(), "setup.cfg [options] install_requires") for r in lines]
+            sources.append("setup.cfg [options] install_requires")
+        if tests and parser.has_section("options.extras_require"):
+            for key, value in parser.items("options.extras_require"):
+                if normalize(key) in TEST_GROUPS:
+                    reqs += [check_requirement(r.strip(), f"setup.cfg [options.extras_require] {key}")
+                             for r in _strings(value)]  # fmt: skip
+                    sources.append(f"setup.cfg [options.extras_require] {key}")
+    if "setup.py" in files:
+        kw = _setup_py(files["setup.py"].data)
+        if runtime and _strings(kw.get("install_requires")):
+            reqs += [check_requirement(r, "setup.py install_requires") for r in _strings(kw["install_requires"])]
+            sources.append("setup.py install_requires")
+        if tests:
+            if _strings(kw.get("tests_require")):
+                reqs += [check_requirement(r, "setup.py tests_require") for r in _strings(kw["tests_require"])]
+                sources.append("setup.py tests_require")
+            extras = kw.get("extras_require")
+            for key, value in extras.items() if isinstance(extras, dict) else ():
+                if isinstance(key, str) and normalize(key) in TEST_GROUPS and _strings(value):
+                    reqs += [check_requirement(r, f"setup.py extras_require {key}") for r in _strings(value)]
+                    sources.append(f"setup.py extras_require {key}")
+    return reqs, sources
+
+
+def _tox_deps(files: Mapping[str, Entry]) -> list[str]:
+    """tox.ini's `[testenv] deps` (lines for every environment; factor-conditional lines and
+    substitutions other than `{toxinidir}` are left out)."""
+    parser = configparser.RawConfigParser(strict=False, interpolation=None)
+    try:
+        parser.read_string(files["tox.ini"].data.decode("utf-8", "replace"))
+    except configparser.Error as exc:
+        raise DependencyError(f"tox.ini does not parse: {exc.__class__.__name__}") from exc
+    if not parser.has_option("testenv", "deps"):
+        return []
+    out: list[str] = []
+    for number, raw in enumerate(parser.get("testenv", "deps").splitlines(), 1):
+        line = strip_line(raw.replace("{toxinidir}/", "").replace("{toxinidir}", "."))
+        if not line or "{" in line or re.match(r"^[\w.,!-]+:\s", line):
+            continue
+        where = f"tox.ini [testenv] deps line {number}"
+        include = re.match(r"^(-r|--requirement|-c|--constraint)\s*=?\s*(\S+)$", line)
+        if include:
+            out += _requirements_file(files, include.group(2).removeprefix("./"))
+        elif line in (".", "-e .", "-e.") or re.match(r"^-e\s+\.(\[.*\])?$", line):
+            continue
+        elif line.startswith("-"):
+            raise DependencyError(f"{where}: pip option {line.split()[0]!r} is not supported by review")
+        else:
+            out.append(check_requirement(line, where))
+    return out
+
+
 def declared(files: Mapping[str, Entry], *, runtime: bool, tests: bool) -> DependencySpec:
     """What `files` declares: its runtime dependencies (`runtime`) and what its tests need (`tests`).
 
-    Requirements files count as the tests' when their path says test or dev, else as runtime.
+    Requirements files count as the tests' when their path says test or dev, else as runtime;
+    tox.ini's deps are the tests'.
     """
     reqs: list[str] = []
     sources: list[str] = []
@@ -156,15 +300,19 @@ def declared(files: Mapping[str, Entry], *, runtime: bool, tests: bool) -> Depen
         r, s = _pyproject(doc, runtime=runtime, tests=tests)
         reqs += r
         sources += s
-    for path in sorted(files):
-        name = path.rsplit("/", 1)[-1]
-        top = "/" not in path or (path.count("/") == 1 and path.startswith("requirements/"))
-        if not (top and name.startswith("requirements") and name.endswith(".txt")):
-            continue
-        if not (tests if re.search(r"test|dev", path) else runtime):
+    r, s = _setup_files(files, runtime=runtime, tests=tests)
+    reqs += r
+    sources += s
+    for path in requirements_files(files):
+        if not (tests if re.search(r"test|dev|ci", path, re.IGNORECASE) else runtime):
             continue
         reqs += _requirements_file(files, path)
         sources.append(path)
+    if tests and "tox.ini" in files:
+        found = _tox_deps(files)
+        if found:
+            reqs += found
+            sources.append("tox.ini [testenv] deps")
     return DependencySpec(tuple(sorted(set(reqs))), tuple(sorted(set(sources))))
 
 
@@ -204,6 +352,11 @@ def project_info(files: Mapping[str, Entry]) -> ProjectInfo:
             version = raw if raw and not raw.strip().startswith(("attr:", "file:")) else None
         except configparser.Error:
             pass
+    if name is None and "setup.py" in files:
+        kw = _setup_py(files["setup.py"].data)
+        found_name, found_version = kw.get("name"), kw.get("version")
+        name = found_name if isinstance(found_name, str) else None
+        version = found_version if isinstance(found_version, str) else None
     src = any(p.startswith("src/") and p.endswith(".py") for p in files)
     return ProjectInfo(
         name=name, version=version, entry_points=entry_points, import_roots=("src", "") if src else ("",)

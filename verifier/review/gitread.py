@@ -9,6 +9,7 @@ own object format, so evidence names every tree by the id git would give it.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 import os
@@ -19,6 +20,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,12 +34,20 @@ MAX_PATCH_BYTES = 16 * 1024**2
 MODE_FILE = "100644"
 MODE_EXEC = "100755"
 MODE_LINK = "120000"
+#: Most bytes the binary hunks of a patch may declare, all together (`git apply` inflates every
+#: hunk, the reverse ones too, and every delta's result, into memory before it writes anything).
+MAX_PATCH_INFLATED_BYTES = 256 * 1024**2
 _GIT_TIMEOUT_S = 120
-#: Runs a command with its files' size limited (RLIMIT_FSIZE), set in the child before exec.
+#: Runs a command with its files' size (RLIMIT_FSIZE) and its address space (RLIMIT_AS) limited,
+#: set in the child before exec: git itself cannot grow past the memory limit.
 _LIMITED = (
-    "import os, resource, sys; n = int(sys.argv[1]); resource.setrlimit(resource.RLIMIT_FSIZE, (n, n));"
-    " os.execvp(sys.argv[2], sys.argv[2:])"
+    "import os, resource, sys; n, m = int(sys.argv[1]), int(sys.argv[2]);"
+    " resource.setrlimit(resource.RLIMIT_FSIZE, (n, n)); resource.setrlimit(resource.RLIMIT_AS, (m, m));"
+    " os.execvp(sys.argv[3], sys.argv[3:])"
 )
+_BINARY_HUNK = re.compile(rb"(literal|delta) ([0-9]+)\r?")
+#: git's base85 line: its first character is the line's decoded length (A-Z: 1-26, a-z: 27-52).
+_B85_LENGTH = {c: i + 1 for i, c in enumerate(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")}
 
 
 @dataclass(frozen=True)
@@ -208,8 +218,72 @@ def read_patch(path: Path) -> bytes:
     return data
 
 
-def apply_patch(files: Mapping[str, Entry], patch: bytes) -> Files:
-    """`files` with the unified diff `patch` applied (by `git apply`, outside any repository)."""
+def _git_memory(max_inflated: int) -> int:
+    """The address space `git apply` gets: the patch, its inflated hunks, and each file's image."""
+    return MAX_PATCH_BYTES + 2 * max_inflated + 256 * 1024**2
+
+
+def _delta_result_size(lines: list[bytes], start: int) -> int:
+    """The result size a binary delta's header declares (its second varint), read from the first
+    bytes of its data lines: only a few lines are decoded and at most 32 bytes inflated."""
+    raw = bytearray()
+    for line in lines[start : start + 4]:
+        line = line.rstrip(b"\r")
+        if not line or line[0] not in _B85_LENGTH:
+            break
+        try:
+            raw += base64.b85decode(line[1:])[: _B85_LENGTH[line[0]]]
+        except ValueError as exc:
+            raise InvalidInput("the patch has a malformed binary hunk") from exc
+    try:
+        head = zlib.decompressobj().decompress(bytes(raw), 32)
+    except zlib.error as exc:
+        raise InvalidInput("the patch has a malformed binary hunk") from exc
+    sizes, value, shift = [], 0, 0
+    for byte in head:
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            sizes.append(value)
+            value, shift = 0, 0
+            if len(sizes) == 2:
+                return sizes[1]
+        elif shift > 63:
+            break
+    raise InvalidInput("the patch has a malformed binary hunk (its delta's header cannot be read)")
+
+
+def declared_inflated_bytes(patch: bytes) -> int:
+    """What the patch's binary hunks make `git apply` hold, as they declare it: each `literal N`
+    and `delta N` hunk's N (forward and reverse: git inflates both) and each delta's result size.
+    Read from the patch text only; nothing is inflated past a delta's header."""
+    lines = patch.split(b"\n")
+    total = 0
+    for i, line in enumerate(lines):
+        found = _BINARY_HUNK.fullmatch(line)
+        if found is None:
+            continue
+        if len(found[2]) > 19:
+            raise InvalidInput("the patch has a binary hunk of an impossible size")
+        total += int(found[2])
+        if found[1] == b"delta":
+            total += _delta_result_size(lines, i + 1)
+    return total
+
+
+def apply_patch(files: Mapping[str, Entry], patch: bytes, max_inflated: int | None = None) -> Files:
+    """`files` with the unified diff `patch` applied (by `git apply`, outside any repository).
+
+    The sizes the patch's binary hunks declare are summed first (`declared_inflated_bytes`); over
+    `max_inflated` (default `MAX_PATCH_INFLATED_BYTES`) is refused before git runs. git then runs
+    with its file sizes limited to `MAX_TREE_BYTES` and its memory to `_git_memory`."""
+    budget = MAX_PATCH_INFLATED_BYTES if max_inflated is None else max_inflated
+    declared = declared_inflated_bytes(patch)
+    if declared > budget:
+        raise InvalidInput(
+            f"the patch's binary hunks declare {declared // 1024**2} MiB, more than {budget // 1024**2} MiB"
+        )
+    memory = _git_memory(budget)
     with tempfile.TemporaryDirectory(prefix="verifier-review-patch-") as tmp:
         root = Path(tmp) / "tree"
         root.mkdir()
@@ -221,7 +295,7 @@ def apply_patch(files: Mapping[str, Entry], patch: bytes) -> Files:
         # Under a file-size limit: a binary patch of a few KiB can inflate to gigabytes of disk.
         apply = ["git", "apply", "--whitespace=nowarn", str(patch_path)]
         done = subprocess.run(
-            [sys.executable, "-I", "-c", _LIMITED, str(MAX_TREE_BYTES), *apply],
+            [sys.executable, "-I", "-c", _LIMITED, str(MAX_TREE_BYTES), str(memory), *apply],
             cwd=root,
             capture_output=True,
             env=env,
@@ -229,6 +303,8 @@ def apply_patch(files: Mapping[str, Entry], patch: bytes) -> Files:
         )
         if done.returncode == -signal.SIGXFSZ or b"File too large" in done.stderr:  # EFBIG, LC_ALL=C
             raise InvalidInput(f"the patch makes a file larger than {MAX_TREE_BYTES // 1024**2} MiB")
+        if b"Out of memory" in done.stderr or b"Cannot allocate memory" in done.stderr:
+            raise InvalidInput(f"the patch needs more than {memory // 1024**2} MiB of memory to apply")
         if done.returncode != 0:
             raise InvalidInput(f"the patch does not apply: {_first_line(done.stderr)}")
         return read_files(root)

@@ -22,7 +22,7 @@ from verifier.hashing import sha256_bytes
 from verifier.limits import Limits, MiB
 from verifier.review import deps as deps_mod
 from verifier.review import pytest_options
-from verifier.review.classify import SideView, build_table, expectations, verdict
+from verifier.review.classify import SideView, build_table, environment_problem, expectations, verdict
 from verifier.review.gitread import Files, GitRepo, Snapshot, apply_patch, read_patch, tree_id
 from verifier.review.instances import InstanceSpec
 from verifier.review.provenance import ProvenanceIndex
@@ -259,6 +259,11 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
     table = build_table(
         views["base"], views["head"], provenance, removed, judges, "head" if req.tests == "head" else "base"
     )
+    problem = environment_problem(
+        views["head"], views.get("base_tests_on_base", views["base"]), own_modules(trees.base.files, trees.head.files)
+    )
+    if problem:
+        raise deps_mod.EnvironmentProblem(problem)
     stops = {side: view.stopped() for side, view in views.items()}
     collected = {side: len(view.collected()) for side, view in views.items()}
     expected = expectations(table, req.expect.fail_to_pass, req.expect.pass_to_pass) if req.expect else None
@@ -301,6 +306,18 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
         total_s=time.monotonic() - t0,
     ).model_dump()
     return ReviewEvidence.model_validate(fields)
+
+
+def own_modules(*trees: Files) -> set[str]:
+    """Top-level module names the trees provide: every .py file's and every folder's name on the
+    way to one (at the root, under src/, or deeper: tests import their helpers by folder name)."""
+    names: set[str] = set()
+    for files in trees:
+        for path in files:
+            if path.endswith(".py"):
+                parts = path[:-3].split("/")
+                names.update(p for p in parts if p.isidentifier())
+    return names
 
 
 def _resolution(ok: bool, expected: list[ExpectedTest] | None) -> dict[str, object] | None:

@@ -213,6 +213,9 @@ def _footer(ev: ReviewEvidence) -> str:
     for run in ev.runs:
         env = run.environment
         pkgs = f"{len(env.packages)} packages" if env.requirements else "no declared dependencies"
+        if env.sources:  # where the requirements were declared (file names come from the repository)
+            pkgs += " from " + ", ".join(code(s, 80) for s in env.sources[:6])
+            pkgs += f" and {len(env.sources) - 6} more" if len(env.sources) > 6 else ""
         lines.append(
             f"- {run.side} run: tree `{run.tree}`, {run.collected} collected, environment `{env.digest[:16]}` "
             f"({pkgs}), {run.duration_s:.1f} s"
