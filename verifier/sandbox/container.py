@@ -136,6 +136,13 @@ class NameTaken(SandboxUnavailable):
     nothing was created, and nothing was removed."""
 
 
+def engine_host_config(api: Any, host_config: Mapping[str, Any]) -> dict[str, Any]:
+    """`hardening`'s host_config in the engine's own form (what `launch` sends, and what the
+    engine's record of the container then says): to compare a container's actual configuration
+    with the one it is made with. No request to the engine."""
+    return dict(api.create_host_config(**host_config))
+
+
 def _create(api: Any, name: str, image_id: str, command: Sequence[str], kwargs: dict[str, Any]) -> str:
     host_config = api.create_host_config(**kwargs.pop("host_config"))
     try:
