@@ -258,6 +258,8 @@ def test_attach_accepts_only_a_live_lasting_sandbox_this_verifier_made() -> None
         (record("f", idle=None), "f", "fleeting"),
         (record("e", running=False), "e", "ended"),
         ({**record("s"), "State": {"Status": "created", "Running": False}}, "s", "starting"),
+        # made, not yet recorded (its maker writes the record before it starts): not served yet
+        ({**record("n", remember=False), "State": {"Status": "created", "Running": False}}, "n", "starting"),
     ]
     for found, name, why in cases:
         with pytest.raises(UnknownSandbox) as caught:
