@@ -62,9 +62,13 @@ class VolumesApi:
         self.names, self.in_use = names, in_use
         self.asked: list[Any] = []
 
-    def volumes(self, filters: dict[str, Any]) -> dict[str, Any]:
-        self.asked.append(filters)
+    def volumes(self, filters: dict[str, Any] | None = None) -> dict[str, Any]:
+        if filters is not None:
+            self.asked.append(filters)
         return {"Volumes": [{"Name": n} for n in self.names]}
+
+    def containers(self, all: bool, quiet: bool) -> list[dict[str, str]]:
+        return [{"Id": "c" * 64}]
 
     def remove_volume(self, name: str, force: bool = False) -> None:
         if name in self.in_use:
@@ -87,6 +91,20 @@ def test_collect_volumes_removes_our_unused_volumes_and_leaves_one_in_use_or_not
     assert gc.collect_volumes(Client(api), labels=("x=1",)) == ["a"]  # type: ignore[arg-type]
     assert api.asked == [{"label": [LABEL_MANAGED, "x=1"], "dangling": True}] and api.names == ["b", "c"]
     assert not provenance.volume_made("a") and provenance.volume_made("b")
+
+
+def test_records_of_what_the_engine_no_longer_has_are_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container or volume removed by hand leaves its record behind: `verifier gc` drops it
+    (a volume's only once past the grace in which its maker may still be making it)."""
+    for cid in ("c" * 64, "d" * 64):
+        provenance.remember(provenance.Made(id=cid, name="x", image="i", config_sha256="s"))
+    for name in ("kept", "gone", "young"):
+        provenance.remember_volume(name)
+    old = time.time() - gc.VOLUME_RECORD_GRACE_S - 10
+    for name in ("kept", "gone"):
+        os.utime(provenance.state_dir() / "made" / "volumes" / name, (old, old))
+    assert gc.prune_records(VolumesApi(["kept"], in_use=set())) == 2
+    assert provenance.recorded() == (["c" * 64], sorted(["kept", "young"]))
 
 
 # -- the lease ----------------------------------------------------------------------------

@@ -112,17 +112,42 @@ def collect(client: Client, *, everything: bool = False, labels: Sequence[str] =
     return sweep_once(client.api, labels, select=None if everything else (lambda entry: orphaned(entry, host)))
 
 
+#: A volume's record younger than this may be one whose volume the engine is making right now.
+VOLUME_RECORD_GRACE_S = 3600.0
+
+
+def prune_records(api: Any) -> int:
+    """Drop the host's records (`provenance`) of containers and volumes the engine no longer has
+    (removed by hand, or by another tool): the records stay bounded. The records are read before
+    the engine's listing, so a container made meanwhile keeps its record. Returns how many went.
+    Raises SandboxUnavailable when the engine fails the listing or the records are not kept safely."""
+    ids, volumes = provenance.recorded(min_age_s=VOLUME_RECORD_GRACE_S)
+    with translated():
+        present = {str(c["Id"]) for c in api.containers(all=True, quiet=True)}
+        listed = api.volumes() or {}
+    present_volumes = {str(v["Name"]) for v in listed.get("Volumes") or []}
+    gone = [cid for cid in ids if cid not in present]
+    for cid in gone:
+        provenance.forget(cid)
+    gone_volumes = [name for name in volumes if name not in present_volumes]
+    for name in gone_volumes:
+        provenance.forget_volume(name)
+    return len(gone) + len(gone_volumes)
+
+
 def collect_volumes(client: Client, *, labels: Sequence[str] = ()) -> list[str]:
     """Remove our volumes (those that carry `labels` too) that no container uses: the workspace
     of a lasting sandbox whose container is gone. Ours means recorded by their maker
     (`provenance.volume_made`): a volume that merely carries our labels is someone else's data.
-    One pass; raises SandboxUnavailable when the engine fails the listing."""
+    Then drops the records of what the engine no longer has (`prune_records`). One pass; raises
+    SandboxUnavailable when the engine fails the listing."""
     with translated():
         found = client.api.volumes(filters={"label": [LABEL_MANAGED, *labels], "dangling": True})
     names = [str(v["Name"]) for v in (found or {}).get("Volumes") or []]
     removed = [name for name in names if provenance.volume_made(name) and remove_volume(client.api, name)]
     for name in removed:
         provenance.forget_volume(name)
+    prune_records(client.api)
     return removed
 
 

@@ -16,8 +16,9 @@ later (a lasting agent sandbox, its workspace volume) is recognised by a record,
   (`config_sha256`: HostConfig and Config, so a `docker update` of a limit, a rename or a
   second container of the same name no longer matches).
 - **bounds**: a record is at most MAX_RECORD_BYTES; it is removed with its container (`forget`:
-  by the maker's close and by every sweep of `gc`), so the directory holds one small file per
-  live container of ours.
+  by the maker's close and by every sweep of `gc`), and `verifier gc` drops the records of
+  containers and volumes the engine no longer has (removed by hand, say), so the directory holds
+  one small file per container and volume of ours.
 
 Matching the record proves *which* container this is; `mismatches` then compares the
 container's actual configuration with the create arguments `hardening` would produce for it,
@@ -33,6 +34,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -222,6 +224,20 @@ def forget_volume(name: str) -> None:
     if VOLUME_NAME.fullmatch(name):
         with contextlib.suppress(FileNotFoundError, ProvenanceError):
             os.unlink(_kind_dir("volumes") / name)
+
+
+def recorded(min_age_s: float = 0.0) -> tuple[list[str], list[str]]:
+    """(container ids, volume names) this verifier holds records of, those of volumes only when
+    written at least `min_age_s` ago (a volume's record is written before the engine makes it).
+    Raises ProvenanceError when the records are not kept safely."""
+    now = time.time()
+    ids = [p.stem for p in _kind_dir("containers").glob("*.json") if CONTAINER_ID.fullmatch(p.stem)]
+    volumes = []
+    for path in _kind_dir("volumes").iterdir():
+        with contextlib.suppress(OSError):
+            if VOLUME_NAME.fullmatch(path.name) and now - path.lstat().st_mtime >= min_age_s:
+                volumes.append(path.name)
+    return sorted(ids), sorted(volumes)
 
 
 def proven(record: Mapping[str, Any], made: Made | None) -> str | None:
