@@ -32,6 +32,25 @@ for wheel in wheels:
                 shutil.copytree(data / part, target, dirs_exist_ok=True)
         shutil.rmtree(data)
 shutil.copytree(build / "verifier_runner", target / "verifier_runner", dirs_exist_ok=True)
+# What models type in the agent's sandbox (and what code may ask in any sandbox): `python`,
+# not only `python3`; a name for each of the sandbox's users (verifier_runner/protocol.py:
+# TRUSTED_UID 2000, also the agent's user; CANDIDATE_UID 2001; ZYGOTE_UID 2002), so
+# getpass.getuser() and `whoami` answer; and git an identity, so `git commit` works offline.
+# Nothing here gives a user a right: no setuid bit, no capability, no file it may write.
+if shutil.which("python") is None:
+    pathlib.Path("/usr/local/bin/python").symlink_to(shutil.which("python3") or sys.executable)
+USERS = {2000: "sandbox", 2001: "candidate", 2002: "zygote"}
+passwd, group = pathlib.Path("/etc/passwd"), pathlib.Path("/etc/group")
+taken = {line.split(":")[2] for line in passwd.read_text().splitlines() if line.count(":") >= 6}
+with passwd.open("a") as pw, group.open("a") as gr:
+    for uid, name in USERS.items():
+        if str(uid) not in taken:
+            pw.write(f"{name}:x:{uid}:{uid}:{name}:/tmp:/bin/sh\n")
+            gr.write(f"{name}:x:{uid}:\n")
+if shutil.which("git") is not None:
+    pathlib.Path("/etc/gitconfig").write_text(
+        "[user]\n\tname = sandbox\n\temail = sandbox@localhost\n[init]\n\tdefaultBranch = main\n"
+    )
 if not compileall.compile_dir(str(target), quiet=1, workers=1):
     sys.exit("install.py: byte-compiling failed")
 print(f"installed {len(wheels)} wheels and verifier_runner into {target}")

@@ -17,20 +17,14 @@ import pytest
 import requests
 
 from verifier.agents import sandbox_lease as lease
-from verifier.agents.docker_sandbox import (
-    LABEL_AGENT_LIMITS,
-    LABEL_AGENT_SANDBOX,
-    LABEL_AGENT_SHELL,
-    LABEL_AGENT_VOLUME,
-    DockerSandbox,
-    lasting_labels,
-)
+from verifier.agents.docker_sandbox import DockerSandbox
+from verifier.agents.sandbox_identity import command, create_kwargs, facts, live, prove
 from verifier.agents.sandbox_limits import AgentSandboxLimits
 from verifier.agents.sandbox_seed import SeedError, batches, read_seed
 from verifier.agents.thread_sandboxes import ThreadSandboxes
 from verifier.errors import UnknownSandbox
 from verifier.sandbox import container as engine
-from verifier.sandbox import gc
+from verifier.sandbox import gc, provenance
 from verifier.sandbox.hardening import LABEL_IDLE_TIMEOUT, LABEL_MANAGED, LABEL_OWNER_HOST, LABEL_OWNER_PID
 
 HOST = socket.gethostname()
@@ -68,9 +62,13 @@ class VolumesApi:
         self.names, self.in_use = names, in_use
         self.asked: list[Any] = []
 
-    def volumes(self, filters: dict[str, Any]) -> dict[str, Any]:
-        self.asked.append(filters)
+    def volumes(self, filters: dict[str, Any] | None = None) -> dict[str, Any]:
+        if filters is not None:
+            self.asked.append(filters)
         return {"Volumes": [{"Name": n} for n in self.names]}
+
+    def containers(self, all: bool, quiet: bool) -> list[dict[str, str]]:
+        return [{"Id": "c" * 64}]
 
     def remove_volume(self, name: str, force: bool = False) -> None:
         if name in self.in_use:
@@ -85,10 +83,28 @@ class Client:
         self.api = api
 
 
-def test_collect_volumes_removes_our_unused_volumes_and_leaves_one_in_use() -> None:
-    api = VolumesApi(["a", "b"], in_use={"b"})
+def test_collect_volumes_removes_our_unused_volumes_and_leaves_one_in_use_or_not_ours() -> None:
+    """Ours: recorded by their maker. "c" carries our labels only: someone else's data."""
+    for name in ("a", "b"):
+        provenance.remember_volume(name)
+    api = VolumesApi(["a", "b", "c"], in_use={"b"})
     assert gc.collect_volumes(Client(api), labels=("x=1",)) == ["a"]  # type: ignore[arg-type]
-    assert api.asked == [{"label": [LABEL_MANAGED, "x=1"], "dangling": True}] and api.names == ["b"]
+    assert api.asked == [{"label": [LABEL_MANAGED, "x=1"], "dangling": True}] and api.names == ["b", "c"]
+    assert not provenance.volume_made("a") and provenance.volume_made("b")
+
+
+def test_records_of_what_the_engine_no_longer_has_are_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container or volume removed by hand leaves its record behind: `verifier gc` drops it
+    (a volume's only once past the grace in which its maker may still be making it)."""
+    for cid in ("c" * 64, "d" * 64):
+        provenance.remember(provenance.Made(id=cid, name="x", image="i", config_sha256="s"))
+    for name in ("kept", "gone", "young"):
+        provenance.remember_volume(name)
+    old = time.time() - gc.VOLUME_RECORD_GRACE_S - 10
+    for name in ("kept", "gone"):
+        os.utime(provenance.state_dir() / "made" / "volumes" / name, (old, old))
+    assert gc.prune_records(VolumesApi(["kept"], in_use=set())) == 2
+    assert provenance.recorded() == (["c" * 64], sorted(["kept", "young"]))
 
 
 # -- the lease ----------------------------------------------------------------------------
@@ -187,40 +203,90 @@ def test_a_seed_over_its_bounds_or_with_a_link_is_refused_naming_why(tmp_path: P
 
 
 # -- attach -------------------------------------------------------------------------------
-def record(name: str, *, running: bool = True, **extra: str) -> dict[str, Any]:
-    lasting = {
-        LABEL_MANAGED: "1",
-        LABEL_AGENT_SANDBOX: name,
-        LABEL_IDLE_TIMEOUT: "60",
-        LABEL_AGENT_LIMITS: AgentSandboxLimits(workspace_bytes=2 * 1024**2).model_dump_json(),
-        LABEL_AGENT_SHELL: "/bin/sh",
-        LABEL_AGENT_VOLUME: f"{name}-workspace-1",
+#: The SDK's own translation of create arguments (no engine: the version is given).
+SDK = docker.APIClient(version="1.41")
+LIMITS = AgentSandboxLimits(workspace_bytes=2 * 1024**2)
+
+
+@pytest.fixture(autouse=True)
+def _records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test keeps the host's records of what it "made" in a folder of its own."""
+    monkeypatch.setenv(provenance.STATE_ENV, str(tmp_path / "state"))
+
+
+def record(name: str, *, running: bool = True, idle: float | None = 60.0, remember: bool = True) -> dict[str, Any]:
+    """The engine's record of an agent sandbox `name` made as `create_kwargs` makes it, and (with
+    `remember`) the host's record of making it."""
+    volume = None if idle is None else f"{name}-workspace-1"
+    kwargs = create_kwargs(name=name, image="sha256:img", limits=LIMITS, shell="/bin/sh", idle_s=idle, volume=volume)
+    host = SDK.create_host_config(**kwargs.pop("host_config"))
+    config = {
+        "User": kwargs["user"],
+        "WorkingDir": kwargs["working_dir"],
+        "Cmd": list(command(idle)),
+        "NetworkDisabled": True,
+        "OpenStdin": kwargs["stdin_open"],
+        "Tty": False,
+        "Env": [f"{k}={v}" for k, v in kwargs["environment"].items()],
+        "Labels": kwargs["labels"],
+        "Image": "sha256:img",
     }
-    return {
-        "Id": "cid-" + name,
+    found = {
+        "Id": (name.encode().hex() * 64)[:64],
         "Name": "/" + name,
-        "State": {"Running": running},
-        "Config": {"Labels": {**lasting, **extra}},
+        "Image": "sha256:img",
+        "State": {"Running": running, "Status": "running" if running else "exited"},
+        "Config": config,
+        "HostConfig": host,
     }
+    if remember:
+        kept = facts(LIMITS, "/bin/sh", idle, volume)
+        made = provenance.Made(
+            id=found["Id"], name=name, image="sha256:img", config_sha256=provenance.config_sha256(found), facts=kept
+        )
+        provenance.remember(made)
+    return found
 
 
-def test_attach_accepts_only_a_live_lasting_sandbox_of_ours() -> None:
-    assert lasting_labels(record("box"), "box")[LABEL_AGENT_VOLUME] == "box-workspace-1"
-    fleeting = record("box")
-    del fleeting["Config"]["Labels"][LABEL_IDLE_TIMEOUT]
+def proven_live(api: Any, found: dict[str, Any] | None, name: str) -> provenance.Made:
+    made = prove(api, found, name)
+    live(found or {}, made)
+    return made
+
+
+def test_attach_accepts_only_a_live_lasting_sandbox_this_verifier_made() -> None:
+    assert proven_live(SDK, record("box"), "box").facts["volume"] == "box-workspace-1"
+    labels_only = record("ghost", remember=False)  # our labels, our hardening, never recorded by us
+    weak = record("weak")
+    weak["HostConfig"]["ReadonlyRootfs"] = False  # a record of ours that matches it, but not hardened
+    made = provenance.recall(weak["Id"])
+    assert made is not None
+    provenance.remember(made.model_copy(update={"config_sha256": provenance.config_sha256(weak)}))
+    changed = record("changed")
+    changed["HostConfig"]["Memory"] *= 2  # `docker update` after it was made
+    other = record("other")
+    renamed = {**other, "Name": "/box2"}  # another container's record under this id
     cases = [
-        (None, "missing"),
-        (record("other"), "missing"),  # an id prefix or another name: only the exact id
-        ({**record("box"), "Config": {"Labels": {}}}, "foreign"),
-        (record("box", **{LABEL_AGENT_SANDBOX: "else"}), "foreign"),
-        (fleeting, "fleeting"),
-        (record("box", running=False), "ended"),
-        ({**record("box", running=False), "State": {"Status": "created", "Running": False}}, "starting"),
+        (None, "box", "missing"),
+        (record("box"), "box-x", "missing"),  # an id prefix or another name: only the exact id
+        (labels_only, "ghost", "foreign"),
+        (weak, "weak", "foreign"),
+        (changed, "changed", "foreign"),
+        (renamed, "box2", "foreign"),
+        (record("f", idle=None), "f", "fleeting"),
+        (record("e", running=False), "e", "ended"),
+        ({**record("s"), "State": {"Status": "created", "Running": False}}, "s", "starting"),
+        # made, not yet recorded (its maker writes the record before it starts): not served yet
+        ({**record("n", remember=False), "State": {"Status": "created", "Running": False}}, "n", "starting"),
     ]
-    for found, why in cases:
+    for found, name, why in cases:
         with pytest.raises(UnknownSandbox) as caught:
-            lasting_labels(found, "box")
-        assert caught.value.why == why
+            proven_live(SDK, found, name)
+        assert caught.value.why == why, (name, caught.value)
+    with pytest.raises(UnknownSandbox, match="ReadonlyRootfs"):
+        prove(SDK, weak, "weak")
+    with pytest.raises(UnknownSandbox, match="changed since it was made"):
+        prove(SDK, changed, "changed")
 
 
 class InspectApi:
@@ -234,11 +300,15 @@ class InspectApi:
             raise docker.errors.NotFound("no such container")
         return self.records[name]
 
+    def create_host_config(self, **kwargs: Any) -> dict[str, Any]:
+        return dict(SDK.create_host_config(**kwargs))
+
 
 def test_attach_serves_the_sandbox_with_its_makers_limits_and_refuses_a_bad_id() -> None:
-    api = InspectApi({"box": record("box")})
+    box_record = record("box")
+    api = InspectApi({"box": box_record})
     box = DockerSandbox.attach("box", client=Client(api))
-    assert (box.id, box.container_id, box.shell, box.idle_timeout_s) == ("box", "cid-box", "/bin/sh", 60.0)
+    assert (box.id, box.container_id, box.shell, box.idle_timeout_s) == ("box", box_record["Id"], "/bin/sh", 60.0)
     assert box.limits.workspace_bytes == 2 * 1024**2 and box.lasting and not box.closed
     box.release()
     assert box.closed
@@ -247,9 +317,7 @@ def test_attach_serves_the_sandbox_with_its_makers_limits_and_refuses_a_bad_id()
             DockerSandbox.attach(bad, client=Client(api))  # type: ignore[arg-type]
     assert api.asked == ["box"]  # a malformed id never reaches the engine
     with pytest.raises(UnknownSandbox, match="made without idle_timeout_s"):
-        fleeting = record("f")
-        del fleeting["Config"]["Labels"][LABEL_IDLE_TIMEOUT]
-        DockerSandbox.attach("f", client=Client(InspectApi({"f": fleeting})))
+        DockerSandbox.attach("f", client=Client(InspectApi({"f": record("f", idle=None)})))
 
 
 def test_a_threads_sandbox_id_is_fixed_by_thread_and_namespace() -> None:
@@ -319,8 +387,8 @@ def test_a_thread_whose_sandbox_ended_gets_a_new_one_and_a_race_loser_attaches(m
     from verifier.agents import thread_sandboxes
 
     removed: list[str] = []
-    monkeypatch.setattr(thread_sandboxes, "discard", lambda api, record: removed.append(record["Id"]))
-    sandboxes = ThreadSandboxes(client=Client(None))
+    monkeypatch.setattr(thread_sandboxes, "discard", lambda api, made: removed.append(made.id))
+    sandboxes = ThreadSandboxes(client=Client(InspectApi({})))
     name = sandboxes.sandbox_id("t")
     ended = record(name, running=False)
     monkeypatch.setattr(thread_sandboxes, "container_record", lambda api, n: ended)
@@ -329,7 +397,7 @@ def test_a_thread_whose_sandbox_ended_gets_a_new_one_and_a_race_loser_attaches(m
     monkeypatch.setattr(thread_sandboxes, "DockerSandbox", script)
     assert sandboxes.get_or_create("t") is new and removed == [ended["Id"]] and script.made == [name]
 
-    starting = {**record(name, running=False, **{LABEL_OWNER_PID: str(os.getpid())}), "State": {"Status": "created"}}
+    starting = {**record(name, running=False), "State": {"Status": "created"}}  # its maker: this live process
     monkeypatch.setattr(thread_sandboxes, "container_record", lambda api, n: starting)
     script = Scripted([UnknownSandbox("missing", why="missing"), UnknownSandbox("s", why="starting"), theirs], [])
     script.makes = [engine.NameTaken("taken")]

@@ -24,6 +24,16 @@ DOCKER_IMPORTS = {HOME: "docker", "verifier/sandbox/hardening.py": "docker.types
 ERROR_MODULES = ("docker", "requests")
 #: The home's own tuple of them: using it is catching them.
 ERROR_NAMES = {"ENGINE_ERRORS"}
+#: The home itself, as modules import it: its functions are engine calls.
+HOME_MODULE = "verifier.sandbox.container"
+#: What the home exports that is not a call to the engine (its errors, constants, types).
+HOME_NOT_CALLS = {"EngineError", "NameTaken", "ENGINE_ERRORS", "Client", "REMOVE_BUDGET_S", "SIGKILL_EXIT"}
+#: Names in a receiver chain that hold an engine client (`api.x()`, `self._client.api.x()`, `client.x()`).
+CLIENT_NAMES = {"api", "client", "_client"}
+#: Exceptions that catch (nearly) everything.
+BROAD = {"Exception", "BaseException"}
+#: The engine's failures as the home raises them.
+TYPED = {"EngineError", "SandboxUnavailable"}
 #: Requests that make, attach, start or remove a container: the home's alone.
 CONTAINER_CALLS = {"create_container", "create_host_config", "attach_socket", "remove_container", "from_env"}
 #: Calls that import the module their first argument names (importlib's, the builtin's, runpy's,
@@ -148,6 +158,58 @@ def calls(tree: ast.Module, names: set[str]) -> Iterator[tuple[int, str]]:
             yield node.lineno, node.func.attr
 
 
+def engine_calls(tree: ast.Module, node: ast.AST) -> Iterator[tuple[int, str]]:
+    """(line, call) of every call to the engine under `node`: a request on an engine client
+    (a receiver chain through `api` or `client`) or a function of the engine's home."""
+    home = {
+        alias.asname or alias.name
+        for imp in ast.walk(tree)
+        if isinstance(imp, ast.ImportFrom) and imp.module == HOME_MODULE
+        for alias in imp.names
+        if alias.name not in HOME_NOT_CALLS
+    }
+    for call in ast.walk(node):
+        if not isinstance(call, ast.Call):
+            continue
+        name = dotted(call.func)
+        parts = name.split(".")
+        if name and (parts[0] in home or any(part in CLIENT_NAMES for part in parts[:-1])):
+            yield call.lineno, name
+
+
+def broad(handler: ast.ExceptHandler) -> bool:
+    """Whether an `except` catches everything (bare, Exception, BaseException, or a tuple with one)."""
+    if handler.type is None:
+        return True
+    return any(dotted(part).split(".")[-1] in BROAD for part in ast.walk(handler.type))
+
+
+def reraises(handler: ast.ExceptHandler) -> bool:
+    """Whether the handler passes what it caught on unchanged (a bare `raise`): cleanup, not a catch."""
+    return any(isinstance(node, ast.Raise) and node.exc is None for node in ast.walk(handler))
+
+
+def catches_engine_error(handler: ast.ExceptHandler) -> bool:
+    """Whether the handler names EngineError (or its base SandboxUnavailable)."""
+    return handler.type is not None and any(dotted(part).split(".")[-1] in TYPED for part in ast.walk(handler.type))
+
+
+def broad_catches_of_engine_calls(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """(line, call) of every broad `except` that swallows (or re-types) an engine call's failure.
+    A broad `except` after one that takes EngineError sees only our own faults: not counted."""
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Try, ast.TryStar)):
+            continue
+        inside = [found for stmt in node.body for found in engine_calls(tree, stmt)]
+        if not inside:
+            continue
+        for handler in node.handlers:
+            if catches_engine_error(handler):
+                break
+            if broad(handler) and not reraises(handler):
+                yield handler.lineno, inside[0][1]
+
+
 def test_docker_is_imported_only_in_the_engines_home() -> None:
     found: dict[str, list[str]] = {}
     outside: list[str] = []
@@ -195,6 +257,21 @@ def test_the_engines_errors_are_caught_only_in_its_home() -> None:
     )
     home = dict(modules())[HOME]
     assert list(engine_catches(home)), f"{HOME} catches none of the engine's errors: this guard watches nothing"
+
+
+def test_no_broad_except_wraps_an_engine_call() -> None:
+    """Engine calls go through the home's typed functions, whose errors are EngineError: a broad
+    `except` around one would also swallow our own bugs (and KeyboardInterrupt, when bare)."""
+    outside = [
+        f"{path}:{line}: a broad except around {call}()"
+        for path, tree in modules()
+        if path != HOME
+        for line, call in broad_catches_of_engine_calls(tree)
+    ]
+    assert not outside, (
+        f"a broad `except` wraps an engine call outside {HOME}; catch EngineError (the home's "
+        "functions raise it) or re-raise:\n" + "\n".join(outside)
+    )
 
 
 def test_containers_are_made_and_removed_only_in_the_engines_home() -> None:
@@ -260,3 +337,50 @@ def test_the_guard_sees_the_sdk_imported_by_name() -> None:
     flagged = sorted({line for line, text, _ in dynamic_imports(sample) if may_import_docker(text)})
     assert flagged == [4, 5, 6, 7, 8, 11, 12]
     assert [line for line, _ in sdk_names(sample)] == [4, 5, 6, 7, 8, 9, 10]
+
+
+def test_the_broad_except_guard_sees_what_it_forbids() -> None:
+    sample = ast.parse(
+        "from verifier.sandbox.container import EngineError, container_record\n"
+        "def f(api, self):\n"
+        "    try:\n"
+        "        api.exec_inspect('x')\n"
+        "    except Exception:\n"
+        "        pass\n"
+        "    try:\n"
+        "        container_record(api, 'x')\n"
+        "    except:\n"
+        "        pass\n"
+        "    try:\n"
+        "        self._client.api.kill('x')\n"
+        "    except (OSError, BaseException) as exc:\n"
+        "        raise RuntimeError() from exc\n"
+        "    try:\n"
+        "        api.kill('x')\n"
+        "    except BaseException:\n"
+        "        cleanup()\n"
+        "        raise\n"
+        "    try:\n"
+        "        api.kill('x')\n"
+        "    except EngineError:\n"
+        "        pass\n"
+        "    try:\n"
+        "        raise EngineError('x')\n"
+        "    except Exception:\n"
+        "        pass\n"
+        "    try:\n"
+        "        api.kill('x')\n"
+        "    except EngineError:\n"
+        "        pass\n"
+        "    except Exception:\n"
+        "        pass\n"
+        "    try:\n"
+        "        thread.start()\n"
+        "    except Exception:\n"
+        "        pass\n"
+    )
+    assert list(broad_catches_of_engine_calls(sample)) == [
+        (5, "api.exec_inspect"),
+        (9, "container_record"),
+        (13, "self._client.api.kill"),
+    ]

@@ -80,3 +80,55 @@ def test_prune_removes_superseded_images_and_what_was_built_on_them(
                 api.remove_image(ref)
             except docker.errors.APIError:  # already removed by the prune
                 pass
+
+
+#: Setuid and setgid programs of Debian's own base (login, passwd, mount, util-linux): inert in
+#: a sandbox (no-new-privileges), and no tool the image adds (git, its perl and libraries) may
+#: add one.
+BASE_SETUID = {
+    "/usr/sbin/unix_chkpwd",
+    "/usr/bin/gpasswd",
+    "/usr/bin/expiry",
+    "/usr/bin/newgrp",
+    "/usr/bin/chage",
+    "/usr/bin/chfn",
+    "/usr/bin/umount",
+    "/usr/bin/mount",
+    "/usr/bin/passwd",
+    "/usr/bin/chsh",
+    "/usr/bin/su",
+}
+_PRIVILEGED_FILES = """
+import os, stat
+found = []
+for root, dirs, files in os.walk("/"):
+    dirs[:] = [d for d in dirs if os.path.join(root, d) not in ("/proc", "/sys", "/dev")]
+    for name in files:
+        path = os.path.join(root, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        if st.st_mode & (stat.S_ISUID | stat.S_ISGID):
+            found.append("setid " + path)
+        try:
+            os.getxattr(path, "security.capability", follow_symlinks=False)
+            found.append("caps " + path)
+        except OSError:
+            pass
+print("\\n".join(sorted(found)))
+"""
+
+
+@pytest.mark.docker
+def test_the_image_adds_no_privileged_file_to_debians_base(docker_client: object, sandbox_image: str) -> None:
+    """What the image adds for the agent (git, a `python` link, names for the sandbox's users)
+    changes nothing a candidate can reach: no new setuid/setgid program, no file capability."""
+    out = docker_client.containers.run(  # type: ignore[attr-defined]
+        sandbox_image, ["python3", "-I", "-c", _PRIVILEGED_FILES], user="0:0", network_mode="none", remove=True
+    )
+    found = set(out.decode().split("\n")) - {""}
+    assert not {line for line in found if line.startswith("caps ")}, found
+    assert {line.removeprefix("setid ") for line in found} <= BASE_SETUID, found

@@ -21,8 +21,10 @@ Two lifetimes:
   holds open: if this process dies (even by SIGKILL) the container stops by itself, and
   `verifier gc` removes it (its owner labels name this process; `LABEL_AGENT_SANDBOX` marks it
   as an agent's sandbox). The workspace is a tmpfs of the container.
-- **lasting** (`idle_timeout_s=`): the sandbox outlives its process. Another process reconnects
-  with `DockerSandbox.attach(sandbox_id)` (`ThreadSandboxes` does it per LangGraph thread). The
+- **lasting** (`idle_timeout_s=`): the sandbox outlives its process. Another process (of the
+  same user, on the same host) reconnects with `DockerSandbox.attach(sandbox_id)`
+  (`ThreadSandboxes` does it per LangGraph thread), once the host's record written when it was
+  made and its actual configuration prove it ours (`sandbox_identity`; never its labels). The
   workspace is a named volume on a size-limited tmpfs, removed with the sandbox. The keep-alive
   is a watchdog that ends the container once nobody has used it for its idle timeout
   (`sandbox_lease`), and `verifier gc` then removes container and volume. Ctrl-C or a crash
@@ -41,7 +43,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,67 +64,64 @@ from verifier.agents.sandbox_files import (
     upload_results,
     upload_stream,
 )
-from verifier.agents.sandbox_lease import (
-    LEASE_DIR,
-    LEASE_TMPFS,
-    LeaseClock,
-    check_idle_timeout,
-    renew_command,
-    watchdog_command,
+from verifier.agents.sandbox_identity import (
+    AGENT_CPU_SHARES,
+    AGENT_UID,
+    FACT_IDLE,
+    FACT_LIMITS,
+    FACT_SHELL,
+    FACT_VOLUME,
+    KEEPALIVE,
+    KEEPER,
+    KEEPER_UID,
+    LABEL_AGENT_LIMITS,
+    LABEL_AGENT_SANDBOX,
+    LABEL_AGENT_SHELL,
+    LABEL_AGENT_VOLUME,
+    WORKSPACE,
+    command,
+    create_kwargs,
+    facts,
+    forget_volume,
+    live,
+    prove,
+    record_made,
 )
+from verifier.agents.sandbox_lease import LeaseClock, check_idle_timeout, renew_command
 from verifier.agents.sandbox_limits import FLOOD_FACTOR, AgentSandboxLimits
 from verifier.agents.sandbox_seed import MAX_SEED_FILES, SeedError, batches, read_seed
-from verifier.errors import InvalidInput, UnknownSandbox
+from verifier.errors import InvalidInput
 from verifier.hashing import SKIP_DIRS
 from verifier.inputs import MAX_TREE_BYTES, MAX_TREE_FILES
 from verifier.limits import MiB
-from verifier.sandbox import environment
-from verifier.sandbox.backend import SandboxJob
-from verifier.sandbox.container import (
-    EngineError,
-    connect,
-    container_record,
-    image_id,
-    launch,
-    remove,
-    remove_volume,
-    translated,
-)
+from verifier.sandbox import environment, provenance
+from verifier.sandbox.container import EngineError, connect, container_record, image_id, launch, remove, translated
 from verifier.sandbox.docker_engine import DockerBackend
-from verifier.sandbox.gc import owner_labels
-from verifier.sandbox.hardening import LABEL_IDLE_TIMEOUT, LABEL_MANAGED, container_kwargs
 from verifier.sandbox.image import image_tag
+from verifier.sandbox.provenance import Made
 from verifier.sandbox.requirements import parse_lines
 from verifier.suite import load_suite
 from verifier.text import one_line
 
-WORKSPACE = "/workspace"
 SCRATCH = "/tmp"
-#: The agent's user: its commands and its uploads (the sandbox image's own USER).
-AGENT_UID = 2000
-#: init, keep-alive and downloads: a user the agent's processes cannot signal or trace.
-KEEPER_UID = 65534
-KEEPER = f"{KEEPER_UID}:{KEEPER_UID}"
-LABEL_AGENT_SANDBOX = "org.verifier.agent-sandbox"
-#: On a lasting sandbox, what `attach` needs to serve it as its maker did: its limits (JSON),
-#: its shell and the name of its workspace volume. Labels are written once, by us (the agent
-#: has no engine access), when the container is made.
-LABEL_AGENT_LIMITS = "org.verifier.agent-limits"
-LABEL_AGENT_SHELL = "org.verifier.agent-shell"
-LABEL_AGENT_VOLUME = "org.verifier.agent-volume"
+#: Re-exported: the sandbox's users, labels and CPU weight live in `sandbox_identity`.
+__all__ = [
+    "AGENT_CPU_SHARES",
+    "AGENT_UID",
+    "KEEPALIVE",
+    "KEEPER_UID",
+    "LABEL_AGENT_LIMITS",
+    "LABEL_AGENT_SANDBOX",
+    "LABEL_AGENT_SHELL",
+    "LABEL_AGENT_VOLUME",
+    "WORKSPACE",
+    "DockerSandbox",
+    "FolderDownloadResponse",
+]
 #: A sandbox id (the container's name) as the engine allows one.
 SANDBOX_ID = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}")
-#: PID 2 of the container: ends when this process closes the container's stdin (or dies).
-KEEPALIVE = ("/bin/sh", "-c", "exec cat > /dev/null")
 #: Longest a file transfer may take inside the container.
 TRANSFER_TIMEOUT_S = 60.0
-#: The container's CPU weight (Docker's cpu-shares; every verification container has the default
-#: 1024). An agent's session holds no admission slot: its commands can sleep for an hour or leave
-#: daemons behind, so a slot per command would let two idle `sleep`s shut every verification on
-#: the machine out. Instead its CPU is bounded twice: its quota (`AgentSandboxLimits.cpus`)
-#: caps what it can use on an idle machine, and this weight gives it a quarter of a
-#: verification's share when they compete, so verifications stay fair.
-AGENT_CPU_SHARES = 256
 
 
 @dataclass(frozen=True)
@@ -141,12 +140,13 @@ class FolderDownloadResponse:
     program's complaint): untrusted text, never to be shown as the verifier's own words."""
 
 
-def _release(api: Any, name: str, stdin: Any) -> None:
+def _release(api: Any, name: str, cid: str, stdin: Any) -> None:
     try:
         stdin.close()
     except OSError:
         pass
-    remove(api, name)
+    if remove(api, name):
+        provenance.forget(cid)
 
 
 def environment_image(
@@ -169,58 +169,6 @@ def environment_image(
 
 def _let_go() -> None:
     """A lasting sandbox at interpreter exit: left running (its idle timeout ends it)."""
-
-
-def _workspace_mount(volume: str, options: str, labels: Mapping[str, str]) -> dict[str, Any]:
-    """A lasting sandbox's workspace: named volume `volume` on a tmpfs with mount `options`
-    (its size among them), made by the engine with the container (so no other process sees
-    it without a container), with our labels so `verifier gc` finds it once unused."""
-    driver = {"Name": "local", "Options": {"type": "tmpfs", "device": "tmpfs", "o": options}}
-    return {
-        "Target": WORKSPACE,
-        "Source": volume,
-        "Type": "volume",
-        "ReadOnly": False,
-        "VolumeOptions": {"NoCopy": True, "Labels": dict(labels), "DriverConfig": driver},
-    }
-
-
-def lasting_labels(record: Mapping[str, Any] | None, sandbox_id: str) -> dict[str, str]:
-    """The labels of a live lasting sandbox of ours named `sandbox_id` (its engine `record`),
-    or UnknownSandbox saying why it cannot be attached."""
-    name = str((record or {}).get("Name", "")).lstrip("/")
-    if record is None or name != sandbox_id:
-        raise UnknownSandbox(f"no sandbox has the id {sandbox_id!r}", why="missing")
-    labels = dict((record.get("Config") or {}).get("Labels") or {})
-    if labels.get(LABEL_MANAGED) != "1" or labels.get(LABEL_AGENT_SANDBOX) != name:
-        raise UnknownSandbox(f"{name!r} is not one of verifier's agent sandboxes", why="foreign")
-    if LABEL_IDLE_TIMEOUT not in labels:
-        raise UnknownSandbox(
-            f"the sandbox {name} ends with the process that made it (made without idle_timeout_s); "
-            "only that process can use it",
-            why="fleeting",
-        )
-    if not all(key in labels for key in (LABEL_AGENT_LIMITS, LABEL_AGENT_SHELL, LABEL_AGENT_VOLUME)):
-        raise UnknownSandbox(f"{name!r} is not one of verifier's agent sandboxes", why="foreign")
-    state = record.get("State") or {}
-    if state.get("Status") == "created":
-        raise UnknownSandbox(f"the sandbox {name} is being made; try again in a moment", why="starting")
-    if not state.get("Running"):
-        raise UnknownSandbox(
-            f"the sandbox {name} has ended (idle past its timeout of {labels[LABEL_IDLE_TIMEOUT]} s, or "
-            "stopped); `verifier gc` removes it",
-            why="ended",
-        )
-    return labels
-
-
-def discard(api: Any, record: Mapping[str, Any]) -> None:
-    """Remove the lasting sandbox of engine `record` and its workspace volume. By its id, not its
-    name: a thread's sandbox made anew under the same name since the record was read is left alone."""
-    remove(api, str(record["Id"]))
-    volume = ((record.get("Config") or {}).get("Labels") or {}).get(LABEL_AGENT_VOLUME)
-    if volume:
-        remove_volume(api, volume)
 
 
 class DockerSandbox(BaseSandbox):  # type: ignore[misc]
@@ -317,52 +265,42 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         self._volume = volume
         self._lease = None if self.idle_timeout_s is None else LeaseClock(self.idle_timeout_s)
 
-    def _labels(self) -> dict[str, str]:
-        labels = {LABEL_AGENT_SANDBOX: self.name}
-        if self._volume is not None:
-            labels[LABEL_IDLE_TIMEOUT] = f"{self.idle_timeout_s:g}"
-            labels[LABEL_AGENT_LIMITS] = self.limits.model_dump_json()
-            labels[LABEL_AGENT_SHELL] = self.shell
-            labels[LABEL_AGENT_VOLUME] = self._volume
-        return labels
-
-    def _create_kwargs(self, made_from: str, command: Sequence[str]) -> dict[str, Any]:
-        job = SandboxJob(image=made_from, command=tuple(command), limits=self.limits.container_limits(), mode="plain")
-        kwargs = container_kwargs(job, owner_labels(self._labels()))
-        kwargs.update(user=f"{KEEPER_UID}:{KEEPER_UID}", working_dir=WORKSPACE)
-        host = kwargs["host_config"]
-        host["cpu_shares"] = AGENT_CPU_SHARES  # instead of admission slots: see AGENT_CPU_SHARES
-        size, owner = self.limits.workspace_bytes, f"uid={AGENT_UID},gid={AGENT_UID}"
-        if self._volume is None:
-            host["tmpfs"] = {**host["tmpfs"], WORKSPACE: f"rw,nosuid,nodev,size={size},{owner},mode=0755"}
-        else:  # lasting: nobody holds its stdin; the watchdog's lease lives on the keeper's tmpfs
-            kwargs["stdin_open"] = False
-            host["tmpfs"] = {**host["tmpfs"], LEASE_DIR: LEASE_TMPFS}
-            volume_labels = {LABEL_MANAGED: "1", LABEL_AGENT_SANDBOX: self.name}
-            host["mounts"] = [
-                _workspace_mount(self._volume, f"size={size},{owner},mode=0755,nosuid,nodev", volume_labels)
-            ]
-        return kwargs
+    def _create_kwargs(self, made_from: str) -> dict[str, Any]:
+        return create_kwargs(
+            name=self.name,
+            image=made_from,
+            limits=self.limits,
+            shell=self.shell,
+            idle_s=self.idle_timeout_s,
+            volume=self._volume,
+        )
 
     def _start(self, image: str | None) -> str:
         api = self._client.api
         made_from = image_id(api, image or image_tag())
         lasting = self.idle_timeout_s is not None
-        command = watchdog_command(self.idle_timeout_s) if self.idle_timeout_s is not None else KEEPALIVE
-        kwargs = self._create_kwargs(made_from, command)
+        kwargs = self._create_kwargs(made_from)
+        kept = facts(self.limits, self.shell, self.idle_timeout_s, self._volume)
 
-        def attached(_cid: str, stdin: Any) -> None:
+        made: list[str] = []
+
+        def attached(cid: str, stdin: Any) -> None:
+            made.append(cid)
             if stdin is None:
                 self._finalizer = weakref.finalize(self, _let_go)
             else:
-                self._finalizer = weakref.finalize(self, _release, api, self.name, stdin)
+                self._finalizer = weakref.finalize(self, _release, api, self.name, cid, stdin)
+            # Before it starts: a sandbox of ours never runs without the host's record of it.
+            record_made(api, container_record(api, cid), name=self.name, image=made_from, kept=kept)
 
         try:
+            if self._volume is not None:
+                provenance.remember_volume(self._volume)
             return launch(
                 api,
                 name=self.name,
                 image_id=made_from,
-                command=command,
+                command=command(self.idle_timeout_s),
                 kwargs=kwargs,
                 attach=None if lasting else {"stdin": 1, "stream": 1},
                 attached=attached,
@@ -371,8 +309,10 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         except BaseException:  # launch removed the container (a taken name: not ours, left alone)
             if hasattr(self, "_finalizer"):
                 self._finalizer.detach()
+            for cid in made:
+                provenance.forget(cid)
             if self._volume is not None:
-                remove_volume(api, self._volume)
+                forget_volume(api, self._volume)
             raise
 
     def _seed(self, files: list[tuple[str, bytes]]) -> None:
@@ -389,37 +329,38 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         engine) by its id, the `id` property its maker saw. The result serves it with the limits
         and shell it was made with; `release()` lets go of it again, `close()` removes it.
 
+        Ours means proven, never read from labels (`sandbox_identity.prove`): the host's record
+        written when it was made names this container's id, name, image and configuration digest,
+        and its actual configuration (read-only root, no network, capabilities, users, limits,
+        mounts, runtime) is the one it is made with.
+
         Raises UnknownSandbox (a LookupError) for an id that is not a live lasting sandbox of
-        ours, saying which (`why`: missing, foreign, fleeting, starting or ended), and SandboxUnavailable
-        when the engine does not answer.
+        ours, saying which and why (`why`: missing, foreign, fleeting, starting or ended), and
+        SandboxUnavailable when the engine does not answer or the records cannot be kept safely.
         """
         own = client is None
         client = connect() if own else client
         try:
             valid = isinstance(sandbox_id, str) and SANDBOX_ID.fullmatch(sandbox_id) is not None
             record = container_record(client.api, sandbox_id) if valid else None
-            labels = lasting_labels(record, str(sandbox_id))
+            made = prove(client.api, record, str(sandbox_id))
+            live(record or {}, made)
             box = cls.__new__(cls)
-            cls._adopt(box, client, own, labels, str((record or {})["Id"]))
+            cls._adopt(box, client, own, made)
             return box
         except BaseException:
             if own:
                 client.close()
             raise
 
-    def _adopt(self, client: Any, own: bool, labels: Mapping[str, str], container_id: str) -> None:
-        """Serve an attached lasting sandbox as its maker did (its `labels`)."""
-        try:
-            self.limits = AgentSandboxLimits.model_validate_json(labels[LABEL_AGENT_LIMITS])
-            self.idle_timeout_s = check_idle_timeout(float(labels[LABEL_IDLE_TIMEOUT]))
-        except ValueError as exc:
-            raise UnknownSandbox(
-                f"{labels[LABEL_AGENT_SANDBOX]!r} carries labels this version cannot read", why="foreign"
-            ) from exc
-        self.shell = labels[LABEL_AGENT_SHELL]
-        self._setup(client, labels[LABEL_AGENT_SANDBOX], labels[LABEL_AGENT_VOLUME])
+    def _adopt(self, client: Any, own: bool, made: Made) -> None:
+        """Serve an attached lasting sandbox as its maker did (its proven record `made`)."""
+        self.limits = AgentSandboxLimits.model_validate_json(made.facts[FACT_LIMITS])
+        self.idle_timeout_s = float(made.facts[FACT_IDLE])
+        self.shell = made.facts[FACT_SHELL]
+        self._setup(client, made.name, made.facts[FACT_VOLUME])
         self._own_client = own
-        self.container_id = container_id
+        self.container_id = made.id
         self._finalizer = weakref.finalize(self, _let_go)
 
     # -- the session --------------------------------------------------------------------
@@ -444,8 +385,9 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         if self._volume is None:
             self._finalizer()
         elif self._finalizer.detach() is not None:  # by id: the name may be a new sandbox's by now
-            remove(self._client.api, self.container_id)
-            remove_volume(self._client.api, self._volume)
+            if remove(self._client.api, self.container_id):
+                provenance.forget(self.container_id)
+            forget_volume(self._client.api, self._volume)
         if self._own_client:
             self._client.close()
 

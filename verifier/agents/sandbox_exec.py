@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from verifier.sandbox.attach import HEADER, STDERR, STDOUT, Stream
+from verifier.sandbox.container import EngineError, exec_run, exec_start, exec_state
 
 #: The wrapper's first line on stderr: the record separator and the command's process group.
 GROUP_MARK = b"\x1e"
@@ -90,7 +91,7 @@ def shell_command(shell: str, command: str, backstop_s: float) -> list[str]:
 
 class Exec:
     """One exec process, started at construction. `wait` reads it to the end; `stop` (from
-    any thread) kills its process group. Raises the engine's errors from construction."""
+    any thread) kills its process group. Raises EngineError from construction."""
 
     def __init__(
         self,
@@ -113,8 +114,8 @@ class Exec:
         self._killer: threading.Thread | None = None
         self.group: int | None = None
         self._wants_group = reports_group
-        self.id = str(api.exec_create(container, list(argv), stdin=stdin is not None, user=user, workdir=workdir)["Id"])
-        self.stream = Stream(api.exec_start(self.id, socket=True))
+        self.id, raw = exec_start(api, container, argv, user=user, workdir=workdir, stdin=stdin is not None)
+        self.stream = Stream(raw)
         self.sock = self.stream.sock
         if stdin is not None:
             self._send(stdin, stdin_timeout_s)
@@ -228,11 +229,11 @@ class Exec:
     def _exit_code(self) -> int | None:
         for _ in range(50):  # the engine may record the exit a moment after the stream ends
             try:
-                state = self.api.exec_inspect(self.id)
-            except Exception:  # noqa: BLE001 - the engine's trouble is "unknown", not a crash
+                running, code = exec_state(self.api, self.id)
+            except EngineError:  # the engine's trouble is "unknown", not a crash
                 return None
-            if not state.get("Running") and state.get("ExitCode") is not None:
-                return int(state["ExitCode"])
+            if not running and code is not None:
+                return code
             time.sleep(0.02)
         return None
 
@@ -258,7 +259,6 @@ def kill_group(api: Any, container: str, group: int, user: str) -> None:
     it is empty. Best effort: when no new process can start (pids limit), the backstop acts."""
     script = 'i=0; while kill -9 -"$1" 2>/dev/null && [ "$i" -lt 50 ]; do i=$((i+1)); sleep 0.02; done'
     try:
-        exec_id = api.exec_create(container, ["/bin/sh", "-c", script, "kill", str(group)], user=user)["Id"]
-        api.exec_start(exec_id)
-    except Exception:  # noqa: BLE001 - the engine refused a new process; the backstop kills at its deadline
+        exec_run(api, container, ["/bin/sh", "-c", script, "kill", str(group)], user=user)
+    except EngineError:  # the engine refused a new process; the backstop kills at its deadline
         pass

@@ -1,5 +1,5 @@
 """`ThreadSandboxes`: one lasting `DockerSandbox` per LangGraph thread, found again from any
-process on the same engine.
+process of the same user on the same host (where the record that proves it ours is kept).
 
 The shape of Deep Agents' hosted sandbox providers (`get_or_create`, `delete`; the thread's
 sandbox found by the thread, as their docs do with sandbox labels): a thread that resumes in
@@ -9,7 +9,9 @@ the sandbox has not ended after its idle timeout; after that it gets a fresh one
 The thread's sandbox id is derived from the thread id (and a `namespace`, so two applications
 on one engine do not share sandboxes): `verifier-agent-t<digest>`. The engine refuses a second
 container of one name, so two processes that ask for a new thread at once cannot make two
-sandboxes: the loser attaches to the winner's. Deep Agents 0.7 takes a backend instance, not a
+sandboxes: the loser attaches to the winner's. A container under a thread's id that is not
+proven ours (`sandbox_identity.prove`: a look-alike that copies our labels) is refused, never
+served and never removed. Deep Agents 0.7 takes a backend instance, not a
 factory, so build the agent for the thread's sandbox, e.g. in a LangGraph graph factory::
 
     sandboxes = ThreadSandboxes(idle_timeout_s=1800)
@@ -27,7 +29,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from verifier.agents.docker_sandbox import DockerSandbox, discard, lasting_labels
+from verifier.agents.docker_sandbox import DockerSandbox
+from verifier.agents.sandbox_identity import discard, prove
 from verifier.agents.sandbox_lease import check_idle_timeout
 from verifier.agents.sandbox_limits import AgentSandboxLimits
 from verifier.errors import SandboxUnavailable, UnknownSandbox
@@ -118,11 +121,10 @@ class ThreadSandboxes:
                 held.release()
             record = container_record(self._client.api, name)
             try:
-                lasting_labels(record, name)
-            except UnknownSandbox as exc:
-                if exc.why not in ("ended", "starting"):
-                    return False
-            discard(self._client.api, record or {})
+                made = prove(self._client.api, record, name)
+            except UnknownSandbox:  # none, or not ours to remove (its labels prove nothing)
+                return False
+            discard(self._client.api, made)
             return True
 
     def close(self) -> None:
@@ -150,13 +152,18 @@ class ThreadSandboxes:
         try:
             return DockerSandbox.attach(name, client=self._client)
         except UnknownSandbox as exc:
-            if exc.why in ("ended", "starting"):
+            if exc.why in ("ended", "starting"):  # proven ours: attach proves before it looks at the state
                 record = container_record(self._client.api, name)
                 labels = ((record or {}).get("Config") or {}).get("Labels") or {}
                 if exc.why == "starting" and owner_alive(labels):
                     return None  # its maker is starting it: attach once it runs
-                if record is not None:  # ended, or its maker died making it: its workspace is gone
-                    discard(self._client.api, record)
+                try:
+                    made = prove(self._client.api, record, name)
+                except UnknownSandbox as again:
+                    if again.why != "missing":
+                        raise
+                else:  # ended, or its maker died making it: its workspace is gone
+                    discard(self._client.api, made)
             elif exc.why != "missing":
                 raise
         try:

@@ -4,7 +4,8 @@ argument types) and turns the engine's errors into ours.
 Connecting (`connect`), creating, attaching and starting a container (`launch`; a name that is
 taken is `NameTaken`, and that container is left alone), killing and removing one (`kill`,
 `remove`), reading a container's or an image's record (`container_record`, `inspect_image`,
-`image_id`), removing a volume (`remove_volume`: a lasting agent sandbox's workspace) and, for
+`image_id`), removing a volume (`remove_volume`: a lasting agent sandbox's workspace), a process
+in a running container (`exec_start`, `exec_run`, `exec_state`: the agent's sandbox) and, for
 every other request of the engine, `translated`: the engine's errors become `EngineError`
 (a `SandboxUnavailable`), chained. Nothing else catches the SDK's exceptions
 (`tests/sandbox/test_engine_home.py` holds every module to that).
@@ -135,6 +136,13 @@ class NameTaken(SandboxUnavailable):
     nothing was created, and nothing was removed."""
 
 
+def engine_host_config(api: Any, host_config: Mapping[str, Any]) -> dict[str, Any]:
+    """`hardening`'s host_config in the engine's own form (what `launch` sends, and what the
+    engine's record of the container then says): to compare a container's actual configuration
+    with the one it is made with. No request to the engine."""
+    return dict(api.create_host_config(**host_config))
+
+
 def _create(api: Any, name: str, image_id: str, command: Sequence[str], kwargs: dict[str, Any]) -> str:
     host_config = api.create_host_config(**kwargs.pop("host_config"))
     try:
@@ -223,6 +231,33 @@ def container_record(api: Any, name: str) -> dict[str, Any] | None:
             return dict(api.inspect_container(name))
         except docker.errors.NotFound:
             return None
+
+
+def exec_start(
+    api: Any, container: str, argv: Sequence[str], *, user: str, workdir: str, stdin: bool
+) -> tuple[str, Any]:
+    """Start process `argv` in running container `container` through the engine's exec API, as
+    `user` in `workdir` (`stdin`: with a stdin to write): (its exec id, the SDK's socket of its
+    streams, for `attach.Stream`). Raises EngineError."""
+    with translated(f"cannot start a process in {container}"):
+        exec_id = str(api.exec_create(container, list(argv), stdin=stdin, user=user, workdir=workdir)["Id"])
+        return exec_id, api.exec_start(exec_id, socket=True)
+
+
+def exec_run(api: Any, container: str, argv: Sequence[str], *, user: str) -> None:
+    """Run process `argv` in running container `container` as `user` to its end (its output is
+    dropped). Raises EngineError."""
+    with translated(f"cannot run a process in {container}"):
+        exec_id = api.exec_create(container, list(argv), user=user)["Id"]
+        api.exec_start(exec_id)
+
+
+def exec_state(api: Any, exec_id: str) -> tuple[bool, int | None]:
+    """(still running, exit code or None) of exec `exec_id`. Raises EngineError."""
+    with translated(f"cannot inspect exec {exec_id}"):
+        state = api.exec_inspect(exec_id)
+    code = state.get("ExitCode")
+    return bool(state.get("Running")), None if code is None else int(code)
 
 
 def remove_volume(api: Any, name: str, budget_s: float = REMOVE_BUDGET_S) -> bool:

@@ -10,6 +10,12 @@ Every removal (or kill) of containers found by their labels is `sweep_once` here
 away, a pool's close (its pool label), a Ray node's lifeline (its dead owner) and a review's
 Ctrl-C (kills its runs). `collect_volumes` removes our volumes that no container uses any more
 (a lasting sandbox's workspace).
+
+Labels say whose a container claims to be, and anyone who reaches the engine can write them. So
+the sweep only ever removes or kills by them, and only what has ended or whose owner is gone:
+it never serves, attaches to or adopts a container (that takes the host's record,
+`verifier.sandbox.provenance`), and removing a container also removes its record. A volume holds
+data: it is removed only when the host's record says this verifier made it, never for its labels.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from verifier.errors import SandboxUnavailable
+from verifier.sandbox import provenance
 from verifier.sandbox.container import Client, close, connect, kill, remove, remove_volume, translated
 from verifier.sandbox.hardening import (
     LABEL_IDLE_TIMEOUT,
@@ -105,14 +112,43 @@ def collect(client: Client, *, everything: bool = False, labels: Sequence[str] =
     return sweep_once(client.api, labels, select=None if everything else (lambda entry: orphaned(entry, host)))
 
 
+#: A volume's record younger than this may be one whose volume the engine is making right now.
+VOLUME_RECORD_GRACE_S = 3600.0
+
+
+def prune_records(api: Any) -> int:
+    """Drop the host's records (`provenance`) of containers and volumes the engine no longer has
+    (removed by hand, or by another tool): the records stay bounded. The records are read before
+    the engine's listing, so a container made meanwhile keeps its record. Returns how many went.
+    Raises SandboxUnavailable when the engine fails the listing or the records are not kept safely."""
+    ids, volumes = provenance.recorded(min_age_s=VOLUME_RECORD_GRACE_S)
+    with translated():
+        present = {str(c["Id"]) for c in api.containers(all=True, quiet=True)}
+        listed = api.volumes() or {}
+    present_volumes = {str(v["Name"]) for v in listed.get("Volumes") or []}
+    gone = [cid for cid in ids if cid not in present]
+    for cid in gone:
+        provenance.forget(cid)
+    gone_volumes = [name for name in volumes if name not in present_volumes]
+    for name in gone_volumes:
+        provenance.forget_volume(name)
+    return len(gone) + len(gone_volumes)
+
+
 def collect_volumes(client: Client, *, labels: Sequence[str] = ()) -> list[str]:
     """Remove our volumes (those that carry `labels` too) that no container uses: the workspace
-    of a lasting sandbox whose container is gone. One pass; raises SandboxUnavailable when the
-    engine fails the listing."""
+    of a lasting sandbox whose container is gone. Ours means recorded by their maker
+    (`provenance.volume_made`): a volume that merely carries our labels is someone else's data.
+    Then drops the records of what the engine no longer has (`prune_records`). One pass; raises
+    SandboxUnavailable when the engine fails the listing."""
     with translated():
         found = client.api.volumes(filters={"label": [LABEL_MANAGED, *labels], "dangling": True})
     names = [str(v["Name"]) for v in (found or {}).get("Volumes") or []]
-    return [name for name in names if remove_volume(client.api, name)]
+    removed = [name for name in names if provenance.volume_made(name) and remove_volume(client.api, name)]
+    for name in removed:
+        provenance.forget_volume(name)
+    prune_records(client.api)
+    return removed
 
 
 def sweep_once(
@@ -137,6 +173,7 @@ def sweep_once(
             kill(api, c["Id"])
             done.append(c["Id"])
         elif remove(api, c["Id"]):
+            provenance.forget(str(c["Id"]))  # a record of ours, if it was ours: never one of a live container
             done.append(c["Id"])
     return done
 

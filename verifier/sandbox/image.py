@@ -38,7 +38,9 @@ LABEL_RECIPE = "org.verifier.recipe-digest"
 LABEL_BUILT_ON = "org.verifier.review.base-image"
 REGISTRY_BASE = "python:3.11-slim-bookworm"
 DEBIAN_SUITE = "bookworm"
-DEBOOTSTRAP_INCLUDE = ("python3",)
+#: python3 for the runner; git for the agent's sandbox (no setuid or capability file comes with
+#: it: tests/sandbox/test_image.py holds the image to that).
+DEBOOTSTRAP_INCLUDE = ("python3", "git")
 
 Base = Literal["auto", "debootstrap", "registry"]
 BaseKind = Literal["debootstrap", "registry"]
@@ -343,7 +345,7 @@ def _ensure_debootstrap_base(client: Client, say: Progress) -> str:
     mirror = apt_mirror()
     with tempfile.TemporaryDirectory(prefix="verifier-rootfs-") as tmp:
         root = Path(tmp) / "rootfs"
-        say(f"debootstrap {DEBIAN_SUITE} (minbase + python3) from the host's apt mirror; about a minute")
+        say(f"debootstrap {DEBIAN_SUITE} (minbase + python3, git) from the host's apt mirror; about a minute")
         cmd = [
             "debootstrap",
             "--variant=minbase",
