@@ -338,3 +338,12 @@ def test_an_extras_errors_are_importable_from_the_extra() -> None:
     assert raised, "no exception defined in verifier.agents: this guard watches nothing"
     for name in sorted(raised | {"UnknownSandbox"}):
         assert name in verifier.agents.__all__ and hasattr(verifier.agents, name), name
+
+
+def test_every_module_is_named_in_the_architecture() -> None:
+    """A newcomer finds every module's job in docs/architecture.md ("Every module")."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    missing = sorted(
+        str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if f"`{p.relative_to(PACKAGE)}`" not in text
+    )
+    assert missing == [], "name these in docs/architecture.md's 'Every module': " + ", ".join(missing)

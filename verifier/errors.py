@@ -6,6 +6,7 @@ that callers may catch it by)::
     VerifierError                 catch this for everything verifier raises
       + InvalidInput              the caller's input is unusable (bad candidate, bad suite)
         - DependencyError         requirement lines refused or not resolvable [sandbox/requirements.py]
+          - EnvironmentProblem    both sides of a review fail to collect for a reason not the change's [review/deps.py]
         - BadRecord               a review instance record that does not fit [review/instances.py]
       + SandboxUnavailable        the sandbox could not run at all (no engine, no image)
         - ImageNotFound           the sandbox image for this recipe is not built
@@ -13,6 +14,7 @@ that callers may catch it by)::
         - NameTaken               a container of that name was there first [sandbox/container.py]
         - RuntimeNotRegistered    the engine lacks the runtime (gVisor's runsc) [sandbox/runtime.py]
         - NodeRefused             a Ray node cannot serve this job's image or limits [cluster/node.py]
+        - ProvenanceError         the records of the sandboxes we made cannot be kept safely [sandbox/provenance.py]
       + HostOverloaded            this machine was too busy to run the job fairly
       + UnknownSandbox            no live lasting agent sandbox of ours has that id; also a LookupError
       + NoCandidate               the agent's state holds no candidate to check [agents/candidates.py]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
@@ -10,6 +11,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from verifier.cli.common import ensure_image, fail, review_limits, sandbox_failure, stderr
 from verifier.text import one_line
+
+if TYPE_CHECKING:
+    from verifier.review.instances import Instance, Prediction
 
 _STYLE = {"resolved": "green", "not_resolved": "red", "error": "yellow"}
 
@@ -32,37 +36,10 @@ def run_batch_command(
     """Check both files fully, then review every prediction; exit 0 only when all are resolved."""
     from verifier.errors import SandboxUnavailable
     from verifier.review.batch import BatchRequest, InstanceReport, run_batch
-    from verifier.review.instances import (
-        BadRecord,
-        Prediction,
-        gold_predictions,
-        load_instances,
-        load_predictions,
-        model_folder,
-        safe_name,
-    )
+    from verifier.review.instances import model_folder
 
-    if instances is None:
-        raise fail("--predictions and --gold need --instances (a JSONL file of instances)", option="--instances")
-    if (predictions is None) == (not gold):
-        raise fail("--instances needs --predictions (a JSONL file) or --gold, one of them", option="--predictions")
-    if out_dir is None:
-        raise fail("--instances needs --out-dir: the folder for the logs and the summary", option="--out-dir")
     limits = review_limits(timeout, memory)
-    if repos_dir is not None and not repos_dir.is_dir():
-        raise fail(f"--repos-dir: {repos_dir} is not a folder", option="--repos-dir")
-    try:
-        safe_name(run_id)
-    except ValueError as exc:
-        raise fail(f"--run-id: {exc}", option="--run-id") from None
-    try:
-        found = load_instances(instances, repos_dir)
-    except BadRecord as exc:
-        raise fail(f"--instances: {exc}", option="--instances") from None
-    try:
-        preds = gold_predictions(found) if predictions is None else load_predictions(predictions, found)
-    except BadRecord as exc:
-        raise fail(f"--predictions: {exc}", option="--predictions") from None
+    found, preds, out_dir = _read_batch(instances, predictions, gold, out_dir, repos_dir, run_id)
     err = stderr()
     clones = {(i.repo_given, i.repo) for i in found.values()}
     for given, path in sorted(clones):
@@ -107,3 +84,38 @@ def run_batch_command(
             soft_wrap=True,
         )
     raise typer.Exit(0 if all(s.resolved == s.total for s in summaries) else 1)
+
+
+def _read_batch(
+    instances: Path | None,
+    predictions: Path | None,
+    gold: bool,
+    out_dir: Path | None,
+    repos_dir: Path | None,
+    run_id: str,
+) -> tuple[dict[str, Instance], list[Prediction], Path]:
+    """The options checked and both files read whole (one line naming the option, exit 2, for
+    anything unusable): the instances, the predictions to review and the output folder."""
+    from verifier.review.instances import BadRecord, gold_predictions, load_instances, load_predictions, safe_name
+
+    if instances is None:
+        raise fail("--predictions and --gold need --instances (a JSONL file of instances)", option="--instances")
+    if (predictions is None) == (not gold):
+        raise fail("--instances needs --predictions (a JSONL file) or --gold, one of them", option="--predictions")
+    if out_dir is None:
+        raise fail("--instances needs --out-dir: the folder for the logs and the summary", option="--out-dir")
+    if repos_dir is not None and not repos_dir.is_dir():
+        raise fail(f"--repos-dir: {repos_dir} is not a folder", option="--repos-dir")
+    try:
+        safe_name(run_id)
+    except ValueError as exc:
+        raise fail(f"--run-id: {exc}", option="--run-id") from None
+    try:
+        found = load_instances(instances, repos_dir)
+    except BadRecord as exc:
+        raise fail(f"--instances: {exc}", option="--instances") from None
+    try:
+        preds = gold_predictions(found) if predictions is None else load_predictions(predictions, found)
+    except BadRecord as exc:
+        raise fail(f"--predictions: {exc}", option="--predictions") from None
+    return found, preds, out_dir

@@ -35,7 +35,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from verifier import __version__
+from verifier._distribution import __version__
 from verifier.errors import InvalidInput, SandboxUnavailable
 from verifier.hashing import canonical_json, sha256_bytes
 from verifier.limits import Limits

@@ -21,13 +21,27 @@ as the harness leaves them by default.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from verifier.review.batch import InstanceReport
     from verifier.review.instances import Instance, Prediction
+    from verifier.review.review_evidence import ReviewEvidence
+
+
+class InstanceReport(Protocol):
+    """What these files need of one instance's report (`verifier.review.batch.InstanceReport`)."""
+
+    @property
+    def instance_id(self) -> str: ...
+
+    @property
+    def resolved(self) -> bool: ...
+
+    @property
+    def evidence(self) -> ReviewEvidence | None: ...
+
 
 #: the folder of SWE-bench's files inside a batch's --out-dir (a model folder can never be named so).
 FOLDER = "swebench"
@@ -57,7 +71,7 @@ def instance_report(rep: InstanceReport) -> dict[str, Any] | None:
 
 
 def run_report(
-    instances: dict[str, Instance], preds: list[Prediction], reports: list[InstanceReport]
+    instances: dict[str, Instance], preds: list[Prediction], reports: Sequence[InstanceReport]
 ) -> dict[str, Any]:
     """`make_run_report`'s summary of one model's predictions (schema_version 2)."""
     by_id = {r.instance_id: r for r in reports}
@@ -101,7 +115,7 @@ def write(
     run_id: str,
     instances: dict[str, Instance],
     preds: list[Prediction],
-    reports: list[InstanceReport],
+    reports: Sequence[InstanceReport],
     put: Callable[[Path, str], None],
 ) -> None:
     """One model's files under `root` (`put` writes a file whole, replacing what was there). An
