@@ -502,10 +502,15 @@ def test_the_example_reward_function_scores_a_step_through_a_batch(served: Serve
     completions: list[Any] = [PROBLEMS[t].line["canonical_solution"] for t in tasks]
     completions.append([{"role": "assistant", "content": "    return None\n"}])  # conversational, wrong
     with Client(served.url, served.tokens["alice"]) as client:
+        # as TRL's GRPOTrainer calls it: prompts, completions, completion_ids, the other columns
         rewards = example.humaneval_reward(
-            completions,
-            prompt=[PROBLEMS[t].prompt for t in [*tasks, tasks[0]]],
+            prompts=[PROBLEMS[t].prompt for t in [*tasks, tasks[0]]],
+            completions=completions,
+            completion_ids=[[1, 2]] * 3,
             task_id=[*tasks, tasks[0]],
+            trainer_state=None,
+            log_extra=lambda *a: None,
+            log_metric=lambda *a: None,
             client=client,
         )
     assert rewards == [1.0, 1.0, 0.0]

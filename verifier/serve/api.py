@@ -67,6 +67,27 @@ class InlineSuite(BaseModel):
     name: str = Field("inline", min_length=1, max_length=200, description="A name for reports.")
 
 
+class ExtractOptions(BaseModel):
+    """Take the candidate's code out of a model's chat answer first (`verifier.extract`): the last
+    fenced Python block that parses, or the whole text when it is code, `<think>` dropped. An
+    answer with no code is `invalid_input` (the answer's fault), never run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    entry_point: str | None = Field(
+        None,
+        max_length=200,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="Keep only the imports and what this function or class needs (EvalPlus's sanitize); "
+        "top-level calls and prints are dropped.",
+    )
+    prompt: str = Field(
+        "",
+        description="The text the answer goes on from (HumanEval's prompt): prompt + answer is the code when "
+        "that is Python; else the answer's code is taken, with the prompt's imports before it.",
+    )
+
+
 class CheckRequest(BaseModel):
     """One candidate against one suite."""
 
@@ -78,6 +99,11 @@ class CheckRequest(BaseModel):
     )
     suite: str | SuiteByName | InlineSuite = Field(
         description="A registered suite's name (or {name, sha256} to pin its digest), or an inline suite."
+    )
+    extract: ExtractOptions | None = Field(
+        None,
+        description="The candidate is a model's answer (one text): check the code taken out of it "
+        "(`{}` for the defaults).",
     )
 
 
