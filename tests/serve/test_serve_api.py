@@ -570,8 +570,8 @@ def test_run_code_answers_what_verl_reads(served: Served) -> None:
     assert crash.json()["run_result"]["return_code"] == 3 and verl_reads(crash.json(), "part") == -2
     loop = run_code(served, {"code": "while True:\n    pass\n", "language": "python", "run_timeout": 1})
     assert loop.json()["run_result"]["status"] == "TimeLimitExceeded" and verl_reads(loop.json(), "") == -3
-    syntax = run_code(served, {"code": "print(1\n", "language": "python"})
-    assert syntax.json()["compile_result"]["return_code"] == 1 and verl_reads(syntax.json(), "1") == -4
+    syntax = run_code(served, {"code": "print(1\n", "language": "python"})  # as SandboxFusion: run, exit 1
+    assert syntax.json()["run_result"]["return_code"] == 1 and verl_reads(syntax.json(), "1") == -2
     evidence_id = answer["evidence_id"]
     with served.client(served.tokens["alice"]) as alice:
         assert evidence_of(alice.get(f"/v1/evidence/{evidence_id}")).cases[0].stdout_untrusted == "42\n"

@@ -154,7 +154,12 @@ class RunCodeRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     compile_timeout: float = Field(10, description="Ignored: Python is checked for syntax, which takes no time.")
-    run_timeout: float = Field(10, gt=0, description="Seconds the program may run (charged time).")
+    run_timeout: float = Field(
+        10,
+        gt=0,
+        description="Seconds the program may run (charged time: a wait for a CPU is not counted); past the "
+        "server's max_run_timeout_s, that limit.",
+    )
     memory_limit_MB: int = Field(-1, description="Peak memory of the program in MiB; -1: the server's default.")
     code: str = Field(description="The program: Python source, run as __main__.")
     stdin: str | None = Field(None, description="What the program reads on stdin.")
@@ -168,7 +173,9 @@ class CommandRunResult(BaseModel):
     """SandboxFusion's `CommandRunResult`."""
 
     status: Literal["Finished", "Error", "TimeLimitExceeded"]
-    execution_time: float | None = None
+    execution_time: float | None = Field(
+        None, description="Wall seconds the program ran (the evidence has its charged time)."
+    )
     return_code: int | None = None
     stdout: str | None = None
     stderr: str | None = None

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from verifier.errors import InvalidInput
 from verifier.limits import Limits, MiB, PoolConfig, RunPolicy
+from verifier.sandbox.admission import default_slots
 from verifier.suite import MANIFEST, Suite, load_suite
 
 #: What a registered suite may be called (a token's `suites` patterns match these names).
@@ -71,7 +72,13 @@ class RunCodeConfig(BaseModel):
         description="The sandbox's output limit; a program may write 3/8 of it to stdout (the rest is the "
         "result's room for it, whatever its characters) and as much to stderr.",
     )
-    pool_size: int = Field(1, ge=1, description="Warm containers kept for /run_code.")
+    pool_size: int = Field(
+        default_factory=default_slots,
+        ge=1,
+        description="Warm containers kept for /run_code, which is also how many programs run at once (each "
+        "still queues for a machine-wide slot). Default: the machine's slots (VERIFIER_MAX_SANDBOXES, else "
+        "the core count), so /run_code runs as many programs at once as every other check may.",
+    )
 
 
 class ServeConfig(BaseModel):

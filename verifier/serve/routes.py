@@ -162,7 +162,7 @@ async def run_program(state: ServerState, request: Request, token: str | None) -
     state.running_engine()
     client = admit_one(state, spec)
     evidence = await run_check(state, spec, client, candidate, suite, "programs")
-    status, reply = sandboxfusion.response(evidence)
+    status, reply = sandboxfusion.response(evidence, body.code)
     headers = {"Retry-After": str(state.config.retry_after_s)} if status != 200 else {}
     return Response(reply.model_dump_json(), status_code=status, media_type="application/json", headers=headers)
 

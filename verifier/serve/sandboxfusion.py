@@ -1,19 +1,20 @@
 """SandboxFusion's `/run_code` on the program path: a request becomes a program suite of one case
 (`kind = "program"`, `compare = "none"`: nothing compared, stdout and stderr come back), and the
-evidence becomes SandboxFusion's answer, exactly the fields verl's reward code reads
-(`verl/utils/reward_score/sandbox_fusion/utils.py`): `status` (Success / Failed / SandboxError),
-`run_result.{status, execution_time, return_code, stdout, stderr}`, and `compile_result` (for
-Python: the syntax check made before anything runs).
+evidence becomes SandboxFusion's answer, in the shape and words SandboxFusion's own Python runner
+gives (`sandbox/server/sandbox_api.py` and `sandbox/runners/base.py` of bytedance/SandboxFusion):
+Python has no compile step there, so `compile_result` is null, and `status` is Success only when
+the run finished with exit code 0.
 
 | evidence | HTTP | status | compile_result | run_result |
 | --- | --- | --- | --- | --- |
-| the program exited 0 | 200 | Success | Finished, 0 | Finished, 0, stdout, stderr |
-| exited non-zero, or killed by a signal (-N) | 200 | Failed | Finished, 0 | Finished, its code |
-| over its time limit | 200 | Failed | Finished, 0 | TimeLimitExceeded |
-| over its memory or output limit | 200 | Failed | Finished, 0 | Finished, -9 (killed) |
-| a syntax error, or code the verifier refuses | 200 | Failed | Finished, 1, the reason on stderr | none |
-| our sandbox failed (infra_error) | 200 | SandboxError | none | none |
-| the host too busy (overloaded) | 504 + Retry-After | SandboxError | none | none |
+| the program exited 0 | 200 | Success | null | Finished, 0, stdout, stderr, wall time |
+| exited non-zero, or killed by a signal (-N) | 200 | Failed | null | Finished, its code |
+| a syntax error (refused before any sandbox) | 200 | Failed | null | Finished, 1, the interpreter's message on stderr |
+| over its time limit | 200 | Failed | null | TimeLimitExceeded, return code null |
+| over its memory or output limit | 200 | Failed | null | Finished, -9 (killed) |
+| code the verifier refuses (over 1 MiB) | 200 | Failed | null | null (`message` says why) |
+| our sandbox failed (infra_error) | 200 | SandboxError | null | null |
+| the host too busy (overloaded) | 504 + Retry-After | SandboxError | null | null |
 
 Overloaded answers 504, not 503: verl's client retries a 504 (Gateway Timeout), and only that.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import json
 import signal
+import traceback
 
 from verifier.errors import InvalidInput
 from verifier.evidence import CaseOutcome, Evidence, FailureKind, Status
@@ -51,16 +53,17 @@ def program(request: RunCodeRequest, config: RunCodeConfig) -> tuple[Candidate, 
     for name in ("files", "fetch_files", "args"):
         if getattr(request, name):
             raise _refuse(f"{name} is not supported: send the program as one Python source in code")
-    if request.run_timeout > config.max_run_timeout_s:
-        raise _refuse(f"run_timeout {request.run_timeout:g} is over this server's {config.max_run_timeout_s:g} s")
+    # Past the server's limit the program gets the limit: one that runs longer ends TimeLimitExceeded,
+    # as SandboxFusion's would at its own deadline (it takes any run_timeout).
+    run_timeout = min(request.run_timeout, config.max_run_timeout_s)
     memory_mb = config.max_memory_mb if request.memory_limit_MB <= 0 else request.memory_limit_MB
     if not 16 <= memory_mb <= config.max_memory_mb:
         raise _refuse(f"memory_limit_MB {request.memory_limit_MB} is not within 16 and {config.max_memory_mb}")
     case = {"name": "run", "input": request.stdin or "", "output": ""}
     manifest = (
         'kind = "program"\nname = "run_code"\n\n[program]\ncases = "cases.jsonl"\ncompare = "none"\n'
-        f"time_limit_s = {request.run_timeout!r}\nmemory_bytes = {memory_mb * 1024**2}\n\n"
-        f"[limits]\ntimeout_s = {min(3600.0, request.run_timeout + RUN_SLACK_S)!r}\n"
+        f"time_limit_s = {run_timeout!r}\nmemory_bytes = {memory_mb * 1024**2}\n\n"
+        f"[limits]\ntimeout_s = {min(3600.0, run_timeout + RUN_SLACK_S)!r}\n"
     )
     files = {"suite.toml": manifest.encode(), "cases.jsonl": json.dumps(case).encode() + b"\n"}
     try:
@@ -74,38 +77,54 @@ def _run_result(case: CaseOutcome) -> CommandRunResult:
     code = case.exit_code if case.exit_code is not None else (-case.signal if case.signal is not None else None)
     if case.status is Status.TIMEOUT:
         status = "TimeLimitExceeded"
+        code = None  # SandboxFusion's: the process was killed at its deadline, no return code read
     else:
         status = "Finished"
         if case.status in (Status.OOM, Status.OUTPUT_LIMIT):
             code = KILLED
     return CommandRunResult(
         status=status,  # type: ignore[arg-type]
-        execution_time=case.time_s,
+        execution_time=case.wall_s,
         return_code=code,
         stdout=case.stdout_untrusted if case.stdout_untrusted is not None else "",
         stderr=case.stderr_untrusted if case.stderr_untrusted is not None else "",
     )
 
 
-def _compiled(ok: bool, stderr: str = "") -> CommandRunResult:
-    return CommandRunResult(status="Finished", execution_time=0.0, return_code=0 if ok else 1, stdout="", stderr=stderr)
+#: The longest program whose syntax error is described again here (the verifier's own limit).
+MAX_COMPILED = 1 << 20
+#: The file name a syntax error's message gives (SandboxFusion's is a temporary file's).
+PROGRAM_NAME = "/tmp/main.py"
 
 
-def response(evidence: Evidence) -> tuple[int, RunCodeResponse]:
-    """The HTTP status and SandboxFusion answer of a /run_code evidence (the table above)."""
+def syntax_stderr(code: str) -> str | None:
+    """What `python main.py` writes for `code`'s syntax error (None: it compiles). Compiles, never
+    runs: the message is the parser's (`traceback.format_exception_only`)."""
+    try:
+        compile(code, PROGRAM_NAME, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return "".join(traceback.format_exception_only(exc))
+    except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        return f"{exc.__class__.__name__}: {exc}\n"
+    return None
+
+
+def response(evidence: Evidence, code: str = "") -> tuple[int, RunCodeResponse]:
+    """The HTTP status and SandboxFusion answer of a /run_code evidence of the program `code`
+    (the table above)."""
     eid = evidence.evidence_id
     if evidence.status is Status.OVERLOADED:
         return OVERLOADED_STATUS, RunCodeResponse(status="SandboxError", message=evidence.reason, evidence_id=eid)
     if evidence.status is Status.INFRA_ERROR:
         return 200, RunCodeResponse(status="SandboxError", message=evidence.reason, evidence_id=eid)
-    refused = evidence.status is Status.INVALID_INPUT or any(
-        f.kind is FailureKind.SYNTAX_ERROR for f in evidence.failures
-    )
-    if refused or not evidence.cases:
-        detail = "\n".join(f"{f.message}: {f.detail_untrusted}" for f in evidence.failures) or evidence.reason
-        return 200, RunCodeResponse(
-            status="Failed", message=evidence.reason, compile_result=_compiled(False, detail), evidence_id=eid
-        )
+    said = syntax_stderr(code) if len(code) <= MAX_COMPILED else None
+    syntax = any(f.kind is FailureKind.SYNTAX_ERROR for f in evidence.failures)
+    if syntax or (evidence.status is Status.INVALID_INPUT and said is not None):  # a NUL byte is one too
+        stderr = said or "\n".join(f"{f.message}: {f.detail_untrusted}" for f in evidence.failures)
+        run = CommandRunResult(status="Finished", execution_time=0.0, return_code=1, stdout="", stderr=stderr)
+        return 200, RunCodeResponse(status="Failed", message=evidence.reason, run_result=run, evidence_id=eid)
+    if evidence.status is Status.INVALID_INPUT or not evidence.cases:
+        return 200, RunCodeResponse(status="Failed", message=evidence.reason, evidence_id=eid)
     case = evidence.cases[0]
     run = _run_result(case)
     if case.status is Status.PASSED and case.stdout_untrusted is None:  # never: the runner keeps it
@@ -115,7 +134,6 @@ def response(evidence: Evidence) -> tuple[int, RunCodeResponse]:
     return 200, RunCodeResponse(
         status=status,  # type: ignore[arg-type]
         message=message,
-        compile_result=_compiled(True),
         run_result=run,
         evidence_id=eid,
     )
