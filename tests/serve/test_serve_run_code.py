@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 import requests
 
 from tests.conftest import SETTLE_ATTEMPTS
-from tests.serve.server import Served, make_token, start
+from tests.serve.server import SLEEPY_SUITE, Served, make_token, start
 from verifier.client import AsyncClient, Client
 
 pytestmark = [pytest.mark.docker, pytest.mark.xdist_group("serve-run-code")]
@@ -27,9 +28,10 @@ SLOTS = 4
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, sandbox_image: str) -> Iterator[Served]:
     folder = tmp_path_factory.mktemp("serve-run-code")
-    tokens = {"verl": (make_token(), {"run_code": True, "concurrency": 64, "rate_per_s": 1000.0, "burst": 1000})}
-    # No [run_code] pool_size: the default is what is tested.
-    config = "[run_code]\nmax_memory_mb = 256\nmax_run_timeout_s = 3\n"
+    everything = {"run_code": True, "suites": ["*"], "concurrency": 64, "rate_per_s": 1000.0, "burst": 1000}
+    tokens = {"verl": (make_token(), everything)}
+    # No pool sizes: the defaults are what is tested.
+    config = f'[run_code]\nmax_memory_mb = 256\nmax_run_timeout_s = 3\n[suites]\nsleepy = "{SLEEPY_SUITE}"\n'
     env = {"VERIFIER_SLOTS_DIR": str(folder / "slots"), "VERIFIER_MAX_SANDBOXES": str(SLOTS)}
     server = start(folder, config, tokens, env=env)
     try:
@@ -110,6 +112,36 @@ def test_programs_run_at_once_by_default(served: Served) -> None:
     assert overlapping >= 1, spans
 
 
+def most_at_once(spans: list[tuple[float, float]]) -> int:
+    """The most of the (start, end) spans that share a moment."""
+    return max(sum(start <= moment < end for start, end in spans) for moment, _ in spans)
+
+
+def test_registered_checks_run_at_once_by_default(served: Served) -> None:
+    """Four checks of a registered suite, each sleeping 3 s, sent together: more than two run at
+    once (the registered pool's size, also how many run at once, was 2 by default)."""
+    candidate = (
+        "import time\n\n\ndef value():\n    start = time.time()\n    time.sleep(3)\n"
+        "    raise AssertionError(f'span {start} {time.time()} end')\n"
+    )
+    spans: list[tuple[float, float]] = []
+
+    def one() -> None:
+        with Client(served.url, served.tokens["verl"]) as client:
+            ev = client.check(candidate, "sleepy")
+        found = re.search(r"span ([0-9.]+) ([0-9.]+) end", " ".join(str(f.detail_untrusted) for f in ev.failures))
+        assert found is not None, ev.reason
+        spans.append((float(found.group(1)), float(found.group(2))))
+
+    threads = [threading.Thread(target=one) for _ in range(SLOTS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(600)
+    assert len(spans) == SLOTS
+    assert most_at_once(spans) > 2, spans
+
+
 def test_sandboxfusion_answers_a_syntax_error_a_time_limit_and_the_wall_time(served: Served) -> None:
     syntax = verl_call(served, "print(1\n", None)
     assert syntax["status"] == "Failed" and syntax["compile_result"] is None
@@ -120,7 +152,8 @@ def test_sandboxfusion_answers_a_syntax_error_a_time_limit_and_the_wall_time(ser
     nul = verl_call(served, "x = 1\0\n", None)
     assert nul["run_result"]["return_code"] == 1 and "null bytes" in nul["run_result"]["stderr"]
     # run_timeout past the server's limit (3 s): the limit, and SandboxFusion's words past it
-    loop = verl_call(served, "import sys\nprint('started', flush=True)\nwhile True:\n    pass\n", None, timeout=100)
+    # (a program that sleeps: a spinning one on a starved machine may be answered 504, too busy to judge)
+    loop = verl_call(served, "import time\nprint('started', flush=True)\ntime.sleep(100)\n", None, timeout=100)
     assert loop["status"] == "Failed" and loop["run_result"]["status"] == "TimeLimitExceeded"
     assert loop["run_result"]["return_code"] is None and loop["run_result"]["stdout"] == "started\n"
     assert verl_reads(loop, "") == -3

@@ -23,7 +23,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from verifier.errors import InvalidInput
 from verifier.limits import Limits, MiB, PoolConfig, RunPolicy
@@ -104,11 +104,27 @@ class ServeConfig(BaseModel):
     evidence_kept: int = Field(100_000, ge=0, description="Evidence records kept for GET /v1/evidence (all tokens).")
     shutdown_s: float = Field(30.0, ge=0, description="On SIGTERM: how long in-flight requests may take to finish.")
     token_reload_s: float = Field(1.0, gt=0, description="How often the token file is checked for changes.")
-    inline_pool_size: int = Field(1, ge=1, description="Warm containers kept for inline suites (fresh policy).")
+    inline_pool_size: int = Field(
+        default_factory=default_slots,
+        ge=1,
+        description="Warm containers kept for inline suites (fresh policy), also how many run at once; "
+        "default: the machine's slots.",
+    )
     http: HttpConfig = HttpConfig()
     run_code: RunCodeConfig = RunCodeConfig()
     suites: dict[str, Path] = Field({}, description="name -> suite folder.")
     suite_roots: dict[str, Path] = Field({}, description="prefix -> folder of suite folders (each with suite.toml).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _pool_size(cls, data: Any) -> Any:
+        """A pool's size is also how many of its checks run at once: by default the machine's
+        slots (as /run_code's and inline suites'), not PoolConfig's library default of 2."""
+        if isinstance(data, dict):
+            pool = data.get("pool", {})
+            if isinstance(pool, dict) and "size" not in pool:
+                data = {**data, "pool": {**pool, "size": default_slots()}}
+        return data
 
     @field_validator("suites", "suite_roots")
     @classmethod
