@@ -6,6 +6,7 @@ its reading of the answer), and `AsyncClient.run_code`."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import json
 import re
@@ -18,7 +19,7 @@ import requests
 
 from tests.conftest import SETTLE_ATTEMPTS
 from tests.serve.server import SLEEPY_SUITE, Served, make_token, start
-from verifier.client import AsyncClient, Client
+from verifier.client import AsyncClient, Client, ServeError
 
 pytestmark = [pytest.mark.docker, pytest.mark.xdist_group("serve-run-code")]
 
@@ -189,3 +190,33 @@ def test_the_async_client_runs_code_as_the_sync_one(served: Served) -> None:
     assert second.run_result is not None and second.run_result.stdout == "yx\n"
     assert sync.status == first.status == "Success"
     assert sync.run_result is not None and sync.run_result.stdout == first.run_result.stdout
+
+
+def test_files_are_written_beside_the_program(served: Served) -> None:
+    """SandboxFusion's `files`: path -> base64, written beside the program before it runs."""
+    code = (
+        "import pathlib\nprint(open('data.txt').read().strip())\n"
+        "print(pathlib.Path('sub/blob.bin').read_bytes().hex())\n"
+        "print(sorted(p.name for p in pathlib.Path('.').iterdir()))\n"
+    )
+    files = {
+        "data.txt": base64.b64encode(b"hello\n").decode(),
+        "sub/blob.bin": base64.b64encode(bytes([0, 255, 10])).decode(),
+        "skipped.txt": None,  # None is skipped, as SandboxFusion's restore_files does
+    }
+    with Client(served.url, served.tokens["verl"]) as client:
+        answer = client.run_code({"code": code, "language": "python", "files": files})
+        assert answer.status == "Success", answer
+        assert answer.run_result is not None
+        assert answer.run_result.stdout == "hello\n00ff0a\n['data.txt', 'solution.py', 'sub']\n"
+        for bad, words in (
+            ({"../up.txt": "eA=="}, "files: "),
+            ({"a.txt": "%%%"}, "not base64"),
+            ({"solution.py": "eA=="}, "the program's own file"),
+        ):
+            try:
+                client.run_code({"code": "print(1)", "language": "python", "files": bad})
+            except ServeError as exc:
+                assert exc.status == 400 and words in exc.reason, exc
+            else:
+                raise AssertionError(f"{bad} was taken")

@@ -234,7 +234,11 @@ def test_run_code_requests_become_one_case_program_suites() -> None:
     assert default.program is not None and default.program.memory_bytes == 512 * 1024**2
     for update, words in (
         ({"language": "cpp"}, "Python programs only"),
-        ({"files": {"a": "eA=="}}, "files is not supported"),
+        ({"fetch_files": ["out.txt"]}, "fetch_files is not supported"),
+        ({"files": {"../up.txt": "eA=="}}, "files: "),  # a path candidate folders may not hold
+        ({"files": {"a.txt": "not base64!"}}, "not base64"),
+        ({"files": {"solution.py": "eA=="}}, "the program's own file"),
+        ({"files": {f"f{n}.txt": "eA==" for n in range(101)}}, "at most 100"),
         ({"args": ["-x"]}, "args is not supported"),
         ({"memory_limit_MB": 513}, "memory_limit_MB"),
     ):

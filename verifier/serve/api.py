@@ -149,7 +149,7 @@ class Health(BaseModel):
 # -- SandboxFusion's /run_code ------------------------------------------------------------------
 class RunCodeRequest(BaseModel):
     """SandboxFusion's `RunCodeRequest` (the fields verl's reward code sends). Python only;
-    `files`, `fetch_files` and `args` must be empty (docs/serve.md has the table)."""
+    `fetch_files` and `args` must be empty (docs/serve.md has the table)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -164,7 +164,11 @@ class RunCodeRequest(BaseModel):
     code: str = Field(description="The program: Python source, run as __main__.")
     stdin: str | None = Field(None, description="What the program reads on stdin.")
     language: str = Field(description="Only 'python' (also 'python3').")
-    files: dict[str, str | None] = Field({}, description="Not supported: must be empty.")
+    files: dict[str, str | None] = Field(
+        {},
+        description="Relative path -> base64 content (null: skipped), written beside the program (which is "
+        "solution.py then) before it runs; at most 100 files, 8 MiB decoded.",
+    )
     fetch_files: list[str] = Field([], description="Not supported: must be empty.")
     args: list[str] = Field([], description="Not supported: must be empty.")
 

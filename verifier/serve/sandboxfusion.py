@@ -16,11 +16,16 @@ the run finished with exit code 0.
 | our sandbox failed (infra_error) | 200 | SandboxError | null | null |
 | the host too busy (overloaded) | 504 + Retry-After | SandboxError | null | null |
 
+`files` (path -> base64) make the candidate a folder: the program as `solution.py`, the files
+beside it (paths checked as every candidate folder's are); `fetch_files` is refused.
+
 Overloaded answers 504, not 503: verl's client retries a 504 (Gateway Timeout), and only that.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import signal
 import traceback
@@ -34,6 +39,11 @@ from verifier.serve.config import RunCodeConfig
 from verifier.suite import Suite, suite_from_files
 
 LANGUAGES = ("python", "python3")
+#: `files`: at most this many, and this many bytes in all once decoded.
+MAX_FILES = 100
+MAX_FILES_BYTES = 8 * 1024**2
+#: The program's own file when `files` come with it (the suite's module, `solution`).
+PROGRAM_FILE = "solution.py"
 #: The whole sandboxed run of a program may take its case's time limit plus this (start, reset).
 RUN_SLACK_S = 10.0
 #: The HTTP status of an overloaded answer (see the module's documentation).
@@ -50,7 +60,7 @@ def program(request: RunCodeRequest, config: RunCodeConfig) -> tuple[Candidate, 
     this server does not support."""
     if request.language not in LANGUAGES:
         raise _refuse(f"language {request.language[:40]!r} is not supported: this server runs Python programs only")
-    for name in ("files", "fetch_files", "args"):
+    for name in ("fetch_files", "args"):
         if getattr(request, name):
             raise _refuse(f"{name} is not supported: send the program as one Python source in code")
     # Past the server's limit the program gets the limit: one that runs longer ends TimeLimitExceeded,
@@ -70,7 +80,45 @@ def program(request: RunCodeRequest, config: RunCodeConfig) -> tuple[Candidate, 
         suite = suite_from_files(files, "run_code")
     except InvalidInput as exc:  # an input this server cannot take (e.g. a huge stdin)
         raise Refusal(422, "invalid", f"the request cannot be run: {exc}") from None
-    return Candidate.from_text(request.code, label="<code>"), suite
+    return _candidate(request), suite
+
+
+def _decoded(files: dict[str, str | None]) -> dict[str, bytes]:
+    """`files` (path -> base64; None skipped, as SandboxFusion's `restore_files` does), decoded and
+    bounded in count and bytes; Refusal (400) naming what is wrong."""
+    given = {name: content for name, content in files.items() if content is not None}
+    if len(given) > MAX_FILES:
+        raise _refuse(f"files: {len(given)} files, at most {MAX_FILES}")
+    out: dict[str, bytes] = {}
+    total = 0
+    for name, content in given.items():
+        if len(content) > 4 * (MAX_FILES_BYTES // 3) + 4:
+            raise _refuse(f"files: the files are over {MAX_FILES_BYTES} bytes in all")
+        try:
+            data = base64.b64decode(content, validate=True)
+        except (binascii.Error, ValueError):
+            raise _refuse(f"files: the content of {name[:80]!r} is not base64") from None
+        total += len(data)
+        if total > MAX_FILES_BYTES:
+            raise _refuse(f"files: the files are over {MAX_FILES_BYTES} bytes in all")
+        out[name] = data
+    return out
+
+
+def _candidate(request: RunCodeRequest) -> Candidate:
+    """The program alone, or (with `files`) a folder: the program as `solution.py`, the files
+    beside it, their paths checked as every candidate folder's are (`verifier.runner.trees`)."""
+    if not request.files:
+        return Candidate.from_text(request.code, label="<code>")
+    files = _decoded(request.files)
+    if not files:
+        return Candidate.from_text(request.code, label="<code>")
+    if PROGRAM_FILE in files:
+        raise _refuse(f"files: {PROGRAM_FILE} is the program's own file here")
+    try:
+        return Candidate.from_files({PROGRAM_FILE: request.code.encode("utf-8", "surrogatepass"), **files}, "<code>")
+    except InvalidInput as exc:
+        raise _refuse(f"files: {exc}") from None
 
 
 def _run_result(case: CaseOutcome) -> CommandRunResult:
