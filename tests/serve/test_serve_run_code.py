@@ -32,7 +32,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, sandbox_image: str) -> Iter
     everything = {"run_code": True, "suites": ["*"], "concurrency": 64, "rate_per_s": 1000.0, "burst": 1000}
     tokens = {"verl": (make_token(), everything)}
     # No pool sizes: the defaults are what is tested.
-    config = f'[run_code]\nmax_memory_mb = 256\nmax_run_timeout_s = 3\n[suites]\nsleepy = "{SLEEPY_SUITE}"\n'
+    config = f'[run_code]\nmax_memory_mb = 256\nmax_run_timeout_s = 5\n[suites]\nsleepy = "{SLEEPY_SUITE}"\n'
     env = {"VERIFIER_SLOTS_DIR": str(folder / "slots"), "VERIFIER_MAX_SANDBOXES": str(SLOTS)}
     server = start(folder, config, tokens, env=env)
     try:
@@ -100,7 +100,7 @@ def test_programs_run_at_once_by_default(served: Served) -> None:
     answers: list[dict[str, Any]] = []
 
     def one() -> None:
-        answers.append(verl_call(served, code, None, timeout=3))
+        answers.append(verl_call(served, code, None, timeout=5))
 
     threads = [threading.Thread(target=one) for _ in range(SLOTS)]
     for thread in threads:
@@ -119,10 +119,10 @@ def most_at_once(spans: list[tuple[float, float]]) -> int:
 
 
 def test_registered_checks_run_at_once_by_default(served: Served) -> None:
-    """Four checks of a registered suite, each sleeping 3 s, sent together: more than two run at
+    """Four checks of a registered suite, each sleeping 5 s, sent together: more than two run at
     once (the registered pool's size, also how many run at once, was 2 by default)."""
     candidate = (
-        "import time\n\n\ndef value():\n    start = time.time()\n    time.sleep(3)\n"
+        "import time\n\n\ndef value():\n    start = time.time()\n    time.sleep(5)\n"
         "    raise AssertionError(f'span {start} {time.time()} end')\n"
     )
     spans: list[tuple[float, float]] = []
@@ -152,14 +152,14 @@ def test_sandboxfusion_answers_a_syntax_error_a_time_limit_and_the_wall_time(ser
     assert verl_reads(syntax, "1") == -2  # SandboxFusion's Python: a runtime error, not a compile error
     nul = verl_call(served, "x = 1\0\n", None)
     assert nul["run_result"]["return_code"] == 1 and "null bytes" in nul["run_result"]["stderr"]
-    # run_timeout past the server's limit (3 s): the limit, and SandboxFusion's words past it
+    # run_timeout past the server's limit (5 s): the limit, and SandboxFusion's words past it
     # (a program that sleeps: a spinning one on a starved machine may be answered 504, too busy to judge)
     loop = verl_call(served, "import time\nprint('started', flush=True)\ntime.sleep(100)\n", None, timeout=100)
     assert loop["status"] == "Failed" and loop["run_result"]["status"] == "TimeLimitExceeded"
     assert loop["run_result"]["return_code"] is None and loop["run_result"]["stdout"] == "started\n"
     assert verl_reads(loop, "") == -3
     # execution_time: wall time, a program's own sleep included (charged time is the evidence's)
-    sleeper = verl_call(served, "import time\ntime.sleep(1.2)\nprint('ok')\n", None)
+    sleeper = verl_call(served, "import time\ntime.sleep(1.2)\nprint('ok')\n", None, timeout=5)
     assert sleeper["status"] == "Success" and sleeper["run_result"]["execution_time"] >= 1.2
     with Client(served.url, served.tokens["verl"]) as client:
         case = client.evidence(sleeper["evidence_id"]).cases[0]
