@@ -6,6 +6,7 @@
         ev = client.check(source, "find_duplicates")          # Evidence
         for line in client.batch([("a", source_a, "find_duplicates"), ...]):
             print(line.id, line.evidence.ok)                   # in the order they finish
+        scores = client.rewards([("a", chat_answer, "humaneval/HumanEval/0")])  # [1.0 | 0.0 | None]
 
 Answers the server asks to be retried are retried: 429 (rate, concurrency) and 503 (overloaded,
 stopping) after their Retry-After, at most `retries` times and never waiting longer than
@@ -25,11 +26,12 @@ from typing import Any
 import httpx
 
 from verifier.errors import VerifierError
-from verifier.evidence import Evidence, Status
+from verifier.evidence import Evidence, Fault, Status
 from verifier.serve.api import (
     BatchItem,
     BatchLine,
     CheckRequest,
+    ExtractOptions,
     Health,
     InlineSuite,
     RunCodeRequest,
@@ -38,7 +40,7 @@ from verifier.serve.api import (
     SuiteInfo,
 )
 
-__all__ = ["AsyncClient", "Client", "ServeError"]
+__all__ = ["AsyncClient", "Client", "ServeError", "reward"]
 
 #: Statuses the server asks to be retried after their Retry-After (504: /run_code's overloaded).
 RETRIED_STATUS = (429, 503, 504)
@@ -83,21 +85,50 @@ def _wait(response: httpx.Response, attempt: int, retries: int, max_wait_s: floa
     return wait if wait <= max_wait_s else None
 
 
-def _item(value: ItemInput) -> BatchItem:
+def _item(value: ItemInput, extract: ExtractOptions | None = None) -> BatchItem:
+    """A batch item; `extract` is given to the items that have none of their own."""
     if isinstance(value, BatchItem):
-        return value
+        return value if value.extract is not None or extract is None else value.model_copy(update={"extract": extract})
     item_id, candidate, suite = value
     source = dict(candidate) if isinstance(candidate, Mapping) else candidate
-    return BatchItem(id=item_id, candidate=source, suite=suite)
+    return BatchItem(id=item_id, candidate=source, suite=suite, extract=extract)
 
 
-def _check_body(candidate: str | Mapping[str, str], suite: SuiteRef) -> str:
-    request = CheckRequest(candidate=dict(candidate) if isinstance(candidate, Mapping) else candidate, suite=suite)
-    return request.model_dump_json()
+def _extract(value: ExtractOptions | bool | None) -> ExtractOptions | None:
+    if value is True:
+        return ExtractOptions()
+    return value or None
+
+
+def _check_body(candidate: str | Mapping[str, str], suite: SuiteRef, extract: ExtractOptions | bool | None) -> str:
+    source = dict(candidate) if isinstance(candidate, Mapping) else candidate
+    return CheckRequest(candidate=source, suite=suite, extract=_extract(extract)).model_dump_json(exclude_none=True)
+
+
+def reward(evidence: Evidence) -> float | None:
+    """A check's reward for a trainer: 1.0 when it passed; 0.0 when the answer is at fault (wrong,
+    crashed, too slow or big, a syntax error, no code in it: `fault` candidate or input); None
+    when the verifier could not judge it (our fault or a busy host's): leave it out of the step,
+    never punish the model for it."""
+    if evidence.fault in (Fault.NONE, Fault.CANDIDATE, Fault.INPUT):
+        return 1.0 if evidence.ok else 0.0
+    return None
+
+
+def _run_code_body(request: RunCodeRequest | Mapping[str, Any]) -> str:
+    body = request if isinstance(request, RunCodeRequest) else RunCodeRequest.model_validate(dict(request))
+    return body.model_dump_json()
+
+
+def _run_code_answer(response: httpx.Response) -> RunCodeResponse:
+    """SandboxFusion's answer (200, or 504: overloaded after the retries), or the refusal."""
+    if response.status_code not in (200, 504):
+        raise _error(response)
+    return RunCodeResponse.model_validate_json(response.content)
 
 
 def _batch_body(items: Sequence[BatchItem]) -> str:
-    return json.dumps({"items": [item.model_dump(mode="json") for item in items]})
+    return json.dumps({"items": [item.model_dump(mode="json", exclude_none=True) for item in items]})
 
 
 def _evidence(response: httpx.Response) -> Evidence:
@@ -164,9 +195,12 @@ class Client:
             raise _error(response)
         return [SuiteInfo.model_validate(s) for s in response.json()]
 
-    def check(self, candidate: str | Mapping[str, str], suite: SuiteRef) -> Evidence:
-        """The evidence of one check (an overloaded one after the retries are spent)."""
-        return _evidence(self._request("POST", "/v1/check", _check_body(candidate, suite)))
+    def check(
+        self, candidate: str | Mapping[str, str], suite: SuiteRef, *, extract: ExtractOptions | bool | None = None
+    ) -> Evidence:
+        """The evidence of one check (an overloaded one after the retries are spent). `extract`:
+        the candidate is a model's answer; its code is checked (`ExtractOptions`; True: defaults)."""
+        return _evidence(self._request("POST", "/v1/check", _check_body(candidate, suite, extract)))
 
     def evidence(self, evidence_id: str) -> Evidence:
         response = self._request("GET", f"/v1/evidence/{evidence_id}")
@@ -176,11 +210,19 @@ class Client:
 
     def run_code(self, request: RunCodeRequest | Mapping[str, Any]) -> RunCodeResponse:
         """SandboxFusion's /run_code."""
-        body = request if isinstance(request, RunCodeRequest) else RunCodeRequest.model_validate(dict(request))
-        response = self._request("POST", "/run_code", body.model_dump_json())
-        if response.status_code not in (200, 504):
-            raise _error(response)
-        return RunCodeResponse.model_validate_json(response.content)
+        return _run_code_answer(self._request("POST", "/run_code", _run_code_body(request)))
+
+    def rewards(
+        self, items: Iterable[ItemInput], *, extract: ExtractOptions | bool | None = True
+    ) -> list[float | None]:
+        """One reward per item, in their order (`reward`), through one batch. By default each
+        item's candidate is a model's answer whose code is taken out (`extract`)."""
+        pending = [_item(i, _extract(extract)) for i in items]
+        order = {item.id: n for n, item in enumerate(pending)}
+        scores: list[float | None] = [None] * len(pending)
+        for line in self.batch(pending):
+            scores[order[line.id]] = reward(line.evidence)
+        return scores
 
     def batch(self, items: Iterable[ItemInput]) -> Iterator[BatchLine]:
         """Each item's evidence as it finishes. Items that come back overloaded are sent again
@@ -260,8 +302,26 @@ class AsyncClient:
             await asyncio.sleep(wait)
         return response
 
-    async def check(self, candidate: str | Mapping[str, str], suite: SuiteRef) -> Evidence:
-        return _evidence(await self._request("POST", "/v1/check", _check_body(candidate, suite)))
+    async def check(
+        self, candidate: str | Mapping[str, str], suite: SuiteRef, *, extract: ExtractOptions | bool | None = None
+    ) -> Evidence:
+        """As `Client.check`."""
+        return _evidence(await self._request("POST", "/v1/check", _check_body(candidate, suite, extract)))
+
+    async def run_code(self, request: RunCodeRequest | Mapping[str, Any]) -> RunCodeResponse:
+        """As `Client.run_code`."""
+        return _run_code_answer(await self._request("POST", "/run_code", _run_code_body(request)))
+
+    async def rewards(
+        self, items: Iterable[ItemInput], *, extract: ExtractOptions | bool | None = True
+    ) -> list[float | None]:
+        """As `Client.rewards`."""
+        pending = [_item(i, _extract(extract)) for i in items]
+        order = {item.id: n for n, item in enumerate(pending)}
+        scores: list[float | None] = [None] * len(pending)
+        async for line in self.batch(pending):
+            scores[order[line.id]] = reward(line.evidence)
+        return scores
 
     async def evidence(self, evidence_id: str) -> Evidence:
         response = await self._request("GET", f"/v1/evidence/{evidence_id}")

@@ -177,6 +177,11 @@ class CaseOutcome(BaseModel):
     message: TrustedLine = Field(description="Trusted one-line summary, from fixed templates and numbers.")
     ran: bool = Field(True, description="False when the run gave up before this case (the message says why).")
     time_s: float = Field(0.0, ge=0, description="Charged time from the fork to the program's exit (or kill).")
+    wall_s: float = Field(
+        0.0,
+        ge=0,
+        description="Wall time from the fork to the program's exit (or kill): time_s plus any wait for a CPU.",
+    )
     cpu_s: float = Field(0.0, ge=0, description="CPU time of the program, from the kernel.")
     memory_bytes: int = Field(
         0,

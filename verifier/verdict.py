@@ -100,6 +100,7 @@ def _case(record: CaseRecord) -> CaseOutcome:
         message=record.summary,
         ran=record.ran,
         time_s=max(0.0, record.time_s),
+        wall_s=max(0.0, record.wall_s),
         cpu_s=max(0.0, record.cpu_s),
         memory_bytes=record.memory_bytes,
         exit_code=record.exit_code,

@@ -431,8 +431,9 @@ def _refusal(
     """What is decided before any sandbox runs: a candidate that cannot run under this suite
     (invalid input), or one that cannot even be imported (a syntax error, a module the suite
     imports that the candidate lacks): (status, reason, failures), or None to run it."""
-    if suite.kind == "program" and cand.kind == "tree":
-        return Status.INVALID_INPUT, "a program suite runs one file: pass the program, not a folder", []
+    if suite.kind == "program" and cand.kind == "tree" and f"{suite.module}.py" not in (cand.tree or {}):
+        reason = f"a program suite runs one file: pass the program, or a folder with the program as {suite.module}.py"
+        return Status.INVALID_INPUT, reason, []
     try:
         _check_fits(cand, suite, limits, env)
     except InvalidInput as exc:

@@ -262,10 +262,15 @@ def test_the_host_checks_every_case_field() -> None:
     assert record.got_line_untrusted[0] == "\ufffd" and record.summary == "a b"
 
 
-def test_a_program_is_one_file(tmp_path: Path) -> None:
+def test_a_program_is_one_file_or_a_folder_that_holds_it(tmp_path: Path) -> None:
+    """A folder is the program's file (the suite's module) with files beside it (/run_code's
+    `files`); a folder without that file is refused before any sandbox."""
     from verifier import Candidate
 
     suite = load_suite(write_suite(tmp_path / "s", 'kind = "program"\n'))
-    folder = Candidate.from_files({"solution.py": "print(3)\n", "helper.py": ""})
-    ev = Verifier(backend=FakeBackend(lambda job: raw_run()), image="x").check(folder, suite)
-    assert ev.status is Status.INVALID_INPUT and "runs one file" in ev.reason
+    verifier = Verifier(backend=FakeBackend(lambda job: raw_run()), image="x")
+    folder = Candidate.from_files({"main.py": "print(3)\n", "helper.py": ""})
+    ev = verifier.check(folder, suite)
+    assert ev.status is Status.INVALID_INPUT and "runs one file" in ev.reason and "solution.py" in ev.reason
+    beside = verifier.check(Candidate.from_files({"solution.py": "print(3)\n", "data.txt": "x"}), suite)
+    assert beside.status is not Status.INVALID_INPUT

@@ -502,10 +502,15 @@ def test_the_example_reward_function_scores_a_step_through_a_batch(served: Serve
     completions: list[Any] = [PROBLEMS[t].line["canonical_solution"] for t in tasks]
     completions.append([{"role": "assistant", "content": "    return None\n"}])  # conversational, wrong
     with Client(served.url, served.tokens["alice"]) as client:
+        # as TRL's GRPOTrainer calls it: prompts, completions, completion_ids, the other columns
         rewards = example.humaneval_reward(
-            completions,
-            prompt=[PROBLEMS[t].prompt for t in [*tasks, tasks[0]]],
+            prompts=[PROBLEMS[t].prompt for t in [*tasks, tasks[0]]],
+            completions=completions,
+            completion_ids=[[1, 2]] * 3,
             task_id=[*tasks, tasks[0]],
+            trainer_state=None,
+            log_extra=lambda *a: None,
+            log_metric=lambda *a: None,
             client=client,
         )
     assert rewards == [1.0, 1.0, 0.0]
@@ -565,8 +570,8 @@ def test_run_code_answers_what_verl_reads(served: Served) -> None:
     assert crash.json()["run_result"]["return_code"] == 3 and verl_reads(crash.json(), "part") == -2
     loop = run_code(served, {"code": "while True:\n    pass\n", "language": "python", "run_timeout": 1})
     assert loop.json()["run_result"]["status"] == "TimeLimitExceeded" and verl_reads(loop.json(), "") == -3
-    syntax = run_code(served, {"code": "print(1\n", "language": "python"})
-    assert syntax.json()["compile_result"]["return_code"] == 1 and verl_reads(syntax.json(), "1") == -4
+    syntax = run_code(served, {"code": "print(1\n", "language": "python"})  # as SandboxFusion: run, exit 1
+    assert syntax.json()["run_result"]["return_code"] == 1 and verl_reads(syntax.json(), "1") == -2
     evidence_id = answer["evidence_id"]
     with served.client(served.tokens["alice"]) as alice:
         assert evidence_of(alice.get(f"/v1/evidence/{evidence_id}")).cases[0].stdout_untrusted == "42\n"
@@ -575,7 +580,7 @@ def test_run_code_answers_what_verl_reads(served: Served) -> None:
 def test_run_code_refuses_what_it_does_not_support(served: Served) -> None:
     for body in (
         {"code": "print(1)", "language": "cpp"},
-        {"code": "print(1)", "language": "python", "files": {"a.txt": "eA=="}},
+        {"code": "print(1)", "language": "python", "files": {"/etc/passwd": "eA=="}},
         {"code": "print(1)", "language": "python", "fetch_files": ["a.txt"]},
         {"code": "print(1)", "language": "python", "memory_limit_MB": 100_000},
     ):

@@ -234,13 +234,19 @@ def test_run_code_requests_become_one_case_program_suites() -> None:
     assert default.program is not None and default.program.memory_bytes == 512 * 1024**2
     for update, words in (
         ({"language": "cpp"}, "Python programs only"),
-        ({"files": {"a": "eA=="}}, "files is not supported"),
+        ({"fetch_files": ["out.txt"]}, "fetch_files is not supported"),
+        ({"files": {"../up.txt": "eA=="}}, "files: "),  # a path candidate folders may not hold
+        ({"files": {"a.txt": "not base64!"}}, "not base64"),
+        ({"files": {"solution.py": "eA=="}}, "the program's own file"),
+        ({"files": {f"f{n}.txt": "eA==" for n in range(101)}}, "at most 100"),
         ({"args": ["-x"]}, "args is not supported"),
-        ({"run_timeout": 31}, "run_timeout"),
         ({"memory_limit_MB": 513}, "memory_limit_MB"),
     ):
         with pytest.raises(Refusal, match=words):
             sandboxfusion.program(request.model_copy(update=update), config)
+    # past the server's limit: the program gets the limit (and TimeLimitExceeded if it runs past it)
+    longest = sandboxfusion.program(request.model_copy(update={"run_timeout": 31}), config)[1]
+    assert longest.program is not None and longest.program.time_limit_s == 30
 
 
 def program_evidence(case: CaseOutcome, status: Status) -> Evidence:
@@ -253,17 +259,21 @@ def program_evidence(case: CaseOutcome, status: Status) -> Evidence:
 
 
 def test_evidence_becomes_what_sandboxfusion_answers() -> None:
-    done = CaseOutcome(name="run", status=Status.PASSED, message="m", exit_code=0, stdout_untrusted="42\n")
+    done = CaseOutcome(
+        name="run", status=Status.PASSED, message="m", exit_code=0, stdout_untrusted="42\n", time_s=0.25, wall_s=1.5
+    )
     status, answer = sandboxfusion.response(program_evidence(done, Status.PASSED))
     assert status == 200 and answer.status == "Success" and answer.run_result is not None
     assert answer.run_result.stdout == "42\n" and answer.run_result.return_code == 0
-    assert answer.compile_result is not None and answer.compile_result.return_code == 0
+    assert answer.run_result.execution_time == 1.5  # wall time, as SandboxFusion's (charged: the evidence's)
+    assert answer.compile_result is None  # SandboxFusion's Python has no compile step
     killed = CaseOutcome(name="run", status=Status.ERROR, message="m", signal=11, stdout_untrusted="")
     _, answer = sandboxfusion.response(program_evidence(killed, Status.ERROR))
     assert answer.status == "Failed" and answer.run_result is not None and answer.run_result.return_code == -11
     slow = CaseOutcome(name="run", status=Status.TIMEOUT, message="m", stdout_untrusted="")
     _, answer = sandboxfusion.response(program_evidence(slow, Status.TIMEOUT))
     assert answer.run_result is not None and answer.run_result.status == "TimeLimitExceeded"
+    assert answer.run_result.return_code is None and answer.status == "Failed"
     busy = Verifier(limits=Limits()).fail_closed(Status.OVERLOADED, "busy")
     status, answer = sandboxfusion.response(busy)
     assert status == 504 and answer.status == "SandboxError"  # the one status verl retries

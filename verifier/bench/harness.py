@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -124,15 +124,33 @@ def stored(verifier: Verifier, jobs: Sequence[Job], store: EvidenceStore | None)
     return found
 
 
+def no_code(
+    verifier: Verifier, jobs: Sequence[Job], mapping: Sequence[int], reasons: Mapping[int, str]
+) -> dict[int, Evidence]:
+    """`--sanitize`: the invalid_input evidence (job index -> evidence) of the samples (sample
+    index -> why) whose answer has no code (`verifier.extract`): decided, never run."""
+    return {
+        mapping[i]: verifier.fail_closed(Status.INVALID_INPUT, reason, candidate_sha256=jobs[mapping[i]][0].sha256)
+        for i, reason in reasons.items()
+    }
+
+
 def verify_jobs(
-    verifier: Verifier, jobs: Sequence[Job], *, workers: int, progress: bool, store: EvidenceStore | None
+    verifier: Verifier,
+    jobs: Sequence[Job],
+    *,
+    workers: int,
+    progress: bool,
+    store: EvidenceStore | None,
+    decided: Mapping[int, Evidence] | None = None,
 ) -> tuple[list[Evidence], int]:
     """Evidence for every job (in order) and how many ran in a sandbox now: jobs whose verdict
     `store` holds are served from it, every other one is verified and appended to it the moment
-    it finishes (so an interrupted run keeps what it did)."""
+    it finishes (so an interrupted run keeps what it did). `decided`: jobs whose evidence was made
+    before any sandbox (e.g. a model's answer with no code: invalid_input), neither run nor stored."""
     from verifier.batch import verify_batch
 
-    distinct = stored(verifier, jobs, store)
+    distinct = {**stored(verifier, jobs, store), **(decided or {})}
     todo = [j for j in range(len(jobs)) if j not in distinct]
     on_result = None if store is None else (lambda _index, ev: store.add(ev))
     fresh = verify_batch(verifier, [jobs[j] for j in todo], workers=workers, progress=progress, on_result=on_result)
@@ -151,13 +169,14 @@ def run(
     ks: Iterable[int] = DEFAULT_KS,
     progress: bool = True,
     store: EvidenceStore | None = None,
+    decided: Mapping[int, Evidence] | None = None,
 ) -> BenchRun:
     """Verify the distinct jobs, then give every sample its job's evidence, pass@k over the
     tasks (`keys[i]`: sample i's task) and the summary every harness reports. `wall_s` counts
     from `started` (`time.monotonic()`): the caller says what its wall time includes. With a
     `store`, jobs it holds a verdict for are served from it (`from_store`), and every other
     job's evidence is appended to it as it arrives (`verified`: the sandbox jobs run)."""
-    distinct, verified = verify_jobs(verifier, jobs, workers=workers, progress=progress, store=store)
+    distinct, verified = verify_jobs(verifier, jobs, workers=workers, progress=progress, store=store, decided=decided)
     wall = time.monotonic() - started
     evidence = [distinct[j] for j in mapping]
     passed = [ev.ok for ev in evidence]

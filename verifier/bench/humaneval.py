@@ -15,7 +15,7 @@ import importlib.util
 import json
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from verifier.bench.datasets import Problem, read_lines
 from verifier.bench.harness import BenchRun, Job
 from verifier.bench.passk import DEFAULT_KS, PLUS_INPUTS, REFERENCE_TIMEOUT_S, RUN_SLACK_S
 from verifier.evidence import Evidence, FailureKind, Status
+from verifier.extract import extract_code
 from verifier.inputs import Candidate
 from verifier.limits import Limits, RunPolicy, Runtime
 
@@ -70,6 +71,30 @@ class Sample:
 def candidate_source(problem: Problem, sample: Sample) -> str:
     """What runs: a whole-program `solution` as it is, else the prompt + the completion."""
     return sample.solution if sample.solution is not None else problem.source(sample.completion)
+
+
+def sanitize_samples(samples: Sequence[Sample], problems: dict[str, Problem]) -> tuple[list[Sample], dict[int, str]]:
+    """`--sanitize`: every sample's code taken out of a model's chat answer (`verifier.extract`,
+    EvalPlus's sanitize: the last fenced block that parses, or the prompt + completion when that
+    is Python; what the entry point and the prompt's definitions need), as a whole-program
+    `solution`; and (sample index -> why) for the samples with no code (they stay as they were
+    and are answered invalid_input, never run)."""
+    out: list[Sample] = []
+    none: dict[int, str] = {}
+    for index, sample in enumerate(samples):
+        problem = problems[sample.task_id]
+        entry = problem.line.get("entry_point")
+        entry = entry if isinstance(entry, str) else None
+        if sample.solution is not None:
+            found = extract_code(sample.solution, entry)
+        else:
+            found = extract_code(sample.completion, entry, prompt=problem.prompt)
+        if found.code is None:
+            none[index] = found.reason
+            out.append(sample)
+        else:
+            out.append(replace(sample, solution=found.code))
+    return out, none
 
 
 def read_samples(path: Path, problems: dict[str, Problem], limit: int | None = None) -> list[Sample]:
@@ -265,6 +290,8 @@ class Options:
     #: how many to make per problem.
     plus: bool = False
     plus_inputs: int = PLUS_INPUTS
+    #: Take each sample's code out of a chat answer first (`sanitize_samples`).
+    sanitize: bool = False
 
 
 def evaluate(
@@ -286,6 +313,10 @@ def evaluate(
     from verifier.sandbox.admission import default_workers
 
     options = options or Options()
+    no_code: dict[int, str] = {}
+    if options.sanitize:
+        samples, no_code = sanitize_samples(work.samples, work.problems)
+        work = replace(work, samples=samples)
     started = time.monotonic()
     slots = options.workers or default_workers()
     limits = bench_limits(options.timeout_s, options.runtime)
@@ -315,6 +346,7 @@ def evaluate(
             ks=options.ks,
             progress=options.progress,
             store=store,
+            decided=harness.no_code(verifier, jobs, mapping, no_code),
         )
         summary = {**run.summary, "policy": options.policy, "runtime": options.runtime, "timeout_s": options.timeout_s}
         summary |= {"problems_attempted": len(work.attempted), "problems_in_file": len(work.problems)}
@@ -322,7 +354,7 @@ def evaluate(
             summary["limits_from_canonical"] = calibration
         plus_run = None
         if plus is not None:
-            plus_run = _verify_plus(verifier, work, plus[0], options, slots, store, say)
+            plus_run = _verify_plus(verifier, work, plus[0], options, slots, store, say, no_code)
             summary |= plus_summary(run.summary, plus_run.summary, plus[1])
             summary["wall_s"] = round(time.monotonic() - started, 2)
         if cluster is not None:
@@ -345,6 +377,7 @@ def _verify_plus(
     slots: int,
     store: EvidenceStore | None,
     say: Callable[[str], None],
+    no_code: dict[int, str],
 ) -> BenchRun:
     """Every sample against its problem's plus suite (the same store, served where it holds one)."""
     jobs, mapping = unique_jobs(work.samples, problems)
@@ -360,6 +393,7 @@ def _verify_plus(
         ks=options.ks,
         progress=options.progress,
         store=store,
+        decided=harness.no_code(verifier, jobs, mapping, no_code),
     )
 
 

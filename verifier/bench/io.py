@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -41,6 +41,7 @@ from verifier.bench.harness import BenchRun, Job
 from verifier.bench.passk import DEFAULT_KS, RUN_SLACK_S
 from verifier.errors import InvalidInput
 from verifier.evidence import Evidence, Status
+from verifier.extract import extract_code
 from verifier.inputs import Candidate
 from verifier.limits import DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_BYTES, Limits, MiB, RunPolicy, Runtime
 from verifier.suite import PROGRAM_MEMORY_RESERVE, Suite, check_program, parse_manifest
@@ -187,6 +188,22 @@ def read_samples(path: Path, problems: dict[str, Problem], limit: int | None = N
     return samples
 
 
+def sanitize_samples(samples: Sequence[Sample]) -> tuple[list[Sample], dict[int, str]]:
+    """`--sanitize`: each program taken out of a model's chat answer (`verifier.extract`: the last
+    fenced block that parses, or the whole text when it is code; the whole program, top level
+    and all), and (sample index -> why) for the answers with no code (answered invalid_input)."""
+    out: list[Sample] = []
+    none: dict[int, str] = {}
+    for index, sample in enumerate(samples):
+        found = extract_code(sample.program)
+        if found.code is None:
+            none[index] = found.reason
+            out.append(sample)
+        else:
+            out.append(replace(sample, program=found.code))
+    return out, none
+
+
 def unique_jobs(samples: Iterable[Sample], problems: dict[str, Problem]) -> tuple[list[Job], list[int]]:
     """Identical (problem, program bytes) pairs are verified once: (jobs, job index per sample)."""
     return harness.unique_jobs(
@@ -237,6 +254,7 @@ def evaluate(
     runtime: Runtime = "runc",
     store: EvidenceStore | None = None,
     ray: str | None = None,
+    sanitize: bool = False,
 ) -> BenchRun:
     """Verify every sample against its problem's suite on a warm pool (or cold containers), or
     with `ray` on a warm pool on every node of that Ray cluster (`harness.bench_verifier`; each
@@ -248,6 +266,9 @@ def evaluate(
 
     from verifier.sandbox.admission import default_workers
 
+    no_code: dict[int, str] = {}
+    if sanitize:
+        samples, no_code = sanitize_samples(samples)
     jobs, mapping = unique_jobs(samples, problems)
     limits = bench_limits((problems[s.problem_id] for s in samples), runtime)
     slots = workers or default_workers()
@@ -270,6 +291,7 @@ def evaluate(
             ks=ks,
             progress=progress,
             store=store,
+            decided=harness.no_code(verifier, jobs, mapping, no_code),
         )
         ray_summary = None if cluster is None else harness.cluster_summary(cluster)
     distinct = {j: run.evidence[i] for i, j in enumerate(mapping)}

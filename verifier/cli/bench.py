@@ -146,6 +146,15 @@ def humaneval(
             "falsifying example, the dataset's input for EvalPlus problems, the candidate's own text).",
         ),
     ] = False,
+    sanitize: Annotated[
+        bool,
+        typer.Option(
+            "--sanitize",
+            help="Samples are models' chat answers: verify the code taken out of each (EvalPlus's sanitize: the "
+            "last fenced Python block that parses, or the whole text when it is code, <think> dropped; see "
+            "verifier/extract.py). An answer with no code is invalid_input, never run.",
+        ),
+    ] = False,
     no_cache: Annotated[
         bool,
         typer.Option(
@@ -292,7 +301,7 @@ def humaneval(
         raise _input_failure(exc, samples, problems) from None
     _check_dataset(dataset, work.problems)
     options = he.Options(ks=ks, timeout_s=timeout, policy=policy, workers=workers, runtime=runtime, ray=ray)
-    options = replace(options, limit_rule=rule, plus=plus, plus_inputs=plus_inputs)
+    options = replace(options, limit_rule=rule, plus=plus, plus_inputs=plus_inputs, sanitize=sanitize)
     if plus:
         try:
             import hypothesis  # noqa: F401  (the plus inputs are made with it, on the host)
@@ -489,6 +498,15 @@ def io(
     json_out: Annotated[
         Path | None, typer.Option(help="Also write the summary (pass@k, status counts, timing) as JSON.")
     ] = None,
+    sanitize: Annotated[
+        bool,
+        typer.Option(
+            "--sanitize",
+            help="Samples are models' chat answers: verify the code taken out of each (EvalPlus's sanitize: the "
+            "last fenced Python block that parses, or the whole text when it is code, <think> dropped; see "
+            "verifier/extract.py). An answer with no code is invalid_input, never run.",
+        ),
+    ] = False,
     no_cache: Annotated[
         bool,
         typer.Option(
@@ -536,7 +554,7 @@ def io(
 
     if workers is None and ray is None:
         workers = default_workers()
-    options = {"ks": ks, "workers": workers, "policy": policy, "runtime": runtime, "ray": ray}
+    options = {"ks": ks, "workers": workers, "policy": policy, "runtime": runtime, "ray": ray, "sanitize": sanitize}
     run = _run_io(items, probs, options, samples, fresh=no_cache)
     out_path = Path(f"{samples}_results.jsonl")
     with open(out_path, "w") as fh:

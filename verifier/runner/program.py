@@ -80,6 +80,8 @@ class _Run:
     ended: str | None = None
     time_limit_s: float = 0.0
     time_s: float = 0.0
+    #: Wall time from the fork to the program's end (or kill), whatever the host's load.
+    wall_s: float = 0.0
     status: dict[str, object] = field(default_factory=dict)
     #: The largest resident memory of any candidate process of the case: read while it runs, and
     #: the kernel's peak of every process the zygote reaped for it (see `_Case.run`).
@@ -269,6 +271,7 @@ class _Case:
             if feeding:
                 os.close(stdin_w)
             run.time_s = clock.charged() - start_charged
+            run.wall_s = time.monotonic() - start_wall
             clock.watch(None)
 
     def _drain(self, run: _Run, out_r: int, err_r: int) -> None:
@@ -317,6 +320,7 @@ def _outcome(
     base = {
         "name": case.name,
         "time_s": round(run.time_s, 4),
+        "wall_s": round(run.wall_s, 4),
         "cpu_s": round(cpu, 4),
         "memory_bytes": rss,
         "exit_code": exit_code,

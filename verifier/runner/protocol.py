@@ -436,6 +436,8 @@ class CaseRecord:
     ran: bool = True
     #: Charged time from the fork to the program's exit (or to the kill).
     time_s: float = 0.0
+    #: Wall time from the fork to the program's end (or to the kill).
+    wall_s: float = 0.0
     #: CPU time of the program (user + system), from the kernel.
     cpu_s: float = 0.0
     #: Peak resident memory of the program, from the kernel.
@@ -692,6 +694,7 @@ def _case(raw: Any) -> CaseRecord:
         summary=summary_line(_want(raw.get("summary"), str, "summary")),
         ran=bool(_want(raw.get("ran", True), bool, "ran")),
         time_s=_number(raw.get("time_s", 0.0), "time_s"),
+        wall_s=_number(raw.get("wall_s", 0.0), "wall_s"),
         cpu_s=_number(raw.get("cpu_s", 0.0), "cpu_s"),
         memory_bytes=_count(raw.get("memory_bytes", 0), "memory_bytes"),
         exit_code=_optional_int(raw.get("exit_code"), "exit_code"),

@@ -67,6 +67,27 @@ class InlineSuite(BaseModel):
     name: str = Field("inline", min_length=1, max_length=200, description="A name for reports.")
 
 
+class ExtractOptions(BaseModel):
+    """Take the candidate's code out of a model's chat answer first (`verifier.extract`): the last
+    fenced Python block that parses, or the whole text when it is code, `<think>` dropped. An
+    answer with no code is `invalid_input` (the answer's fault), never run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    entry_point: str | None = Field(
+        None,
+        max_length=200,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="Keep only the imports and what this function or class needs (EvalPlus's sanitize); "
+        "top-level calls and prints are dropped.",
+    )
+    prompt: str = Field(
+        "",
+        description="The text the answer goes on from (HumanEval's prompt): prompt + answer is the code when "
+        "that is Python; else the answer's code is taken, with the prompt's imports before it.",
+    )
+
+
 class CheckRequest(BaseModel):
     """One candidate against one suite."""
 
@@ -78,6 +99,11 @@ class CheckRequest(BaseModel):
     )
     suite: str | SuiteByName | InlineSuite = Field(
         description="A registered suite's name (or {name, sha256} to pin its digest), or an inline suite."
+    )
+    extract: ExtractOptions | None = Field(
+        None,
+        description="The candidate is a model's answer (one text): check the code taken out of it "
+        "(`{}` for the defaults).",
     )
 
 
@@ -123,17 +149,26 @@ class Health(BaseModel):
 # -- SandboxFusion's /run_code ------------------------------------------------------------------
 class RunCodeRequest(BaseModel):
     """SandboxFusion's `RunCodeRequest` (the fields verl's reward code sends). Python only;
-    `files`, `fetch_files` and `args` must be empty (docs/serve.md has the table)."""
+    `fetch_files` and `args` must be empty (docs/serve.md has the table)."""
 
     model_config = ConfigDict(extra="ignore")
 
     compile_timeout: float = Field(10, description="Ignored: Python is checked for syntax, which takes no time.")
-    run_timeout: float = Field(10, gt=0, description="Seconds the program may run (charged time).")
+    run_timeout: float = Field(
+        10,
+        gt=0,
+        description="Seconds the program may run (charged time: a wait for a CPU is not counted); past the "
+        "server's max_run_timeout_s, that limit.",
+    )
     memory_limit_MB: int = Field(-1, description="Peak memory of the program in MiB; -1: the server's default.")
     code: str = Field(description="The program: Python source, run as __main__.")
     stdin: str | None = Field(None, description="What the program reads on stdin.")
     language: str = Field(description="Only 'python' (also 'python3').")
-    files: dict[str, str | None] = Field({}, description="Not supported: must be empty.")
+    files: dict[str, str | None] = Field(
+        {},
+        description="Relative path -> base64 content (null: skipped), written beside the program (which is "
+        "solution.py then) before it runs; at most 100 files, 8 MiB decoded.",
+    )
     fetch_files: list[str] = Field([], description="Not supported: must be empty.")
     args: list[str] = Field([], description="Not supported: must be empty.")
 
@@ -142,7 +177,9 @@ class CommandRunResult(BaseModel):
     """SandboxFusion's `CommandRunResult`."""
 
     status: Literal["Finished", "Error", "TimeLimitExceeded"]
-    execution_time: float | None = None
+    execution_time: float | None = Field(
+        None, description="Wall seconds the program ran (the evidence has its charged time)."
+    )
     return_code: int | None = None
     stdout: str | None = None
     stderr: str | None = None

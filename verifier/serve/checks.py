@@ -18,14 +18,17 @@ from starlette.requests import ClientDisconnect
 
 from verifier.errors import InvalidInput
 from verifier.evidence import Evidence, Status
+from verifier.extract import extract_code
+from verifier.hashing import sha256_bytes
 from verifier.inputs import Candidate
-from verifier.serve.api import BatchLine, BatchRequest, InlineSuite, SuiteByName
+from verifier.serve.api import BatchLine, BatchRequest, ExtractOptions, InlineSuite, SuiteByName
 from verifier.serve.body import Refusal, declared_length, read_body
 from verifier.serve.engine import Engine, Purpose, overload_reason
 from verifier.serve.quota import ClientState, seconds_to_utc_midnight
 from verifier.serve.state import ServerState
 from verifier.serve.tokens import TokenSpec
 from verifier.suite import Suite, suite_from_files
+from verifier.verify import Verifier
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -107,7 +110,24 @@ def resolve_suite(state: ServerState, spec: TokenSpec, ref: str | SuiteByName | 
     return suite, "registered"
 
 
-def make_candidate(value: str | dict[str, str]) -> Candidate:
+@dataclass(frozen=True)
+class NoCode:
+    """A model's answer with no code in it (`extract`): answered invalid_input, never run."""
+
+    reason: str
+    sha256: str
+
+
+def make_candidate(value: str | dict[str, str], extract: ExtractOptions | None = None) -> Candidate | NoCode:
+    """The candidate of a request; with `extract`, the code taken out of the answer (CPU work on
+    untrusted text: call it off the event loop)."""
+    if extract is not None:
+        if not isinstance(value, str):
+            raise Refusal(422, "invalid", "extract: the candidate must be one text (a model's answer), not a folder")
+        found = extract_code(value, extract.entry_point, prompt=extract.prompt)
+        if found.code is None:
+            return NoCode(found.reason, sha256_bytes(value.encode("utf-8", "surrogatepass")))
+        value = found.code
     if isinstance(value, str):
         return Candidate.from_text(value, label="<request>")
     try:
@@ -142,8 +162,36 @@ def record(state: ServerState, spec: TokenSpec, client: ClientState, purpose: Pu
     state.metrics.checked(purpose, evidence)
 
 
+def no_code(state: ServerState, missing: NoCode) -> Evidence:
+    """The invalid_input evidence of an answer with no code (no sandbox, no pool made for it)."""
+    engine = state.running_engine()
+    verifier = Verifier(limits=state.config.limits, image=engine.image)
+    return verifier.fail_closed(Status.INVALID_INPUT, missing.reason, candidate_sha256=missing.sha256)
+
+
+async def _checked(
+    state: ServerState,
+    engine: Engine,
+    client: ClientState,
+    candidate: Candidate | NoCode,
+    suite: Suite,
+    purpose: Purpose,
+) -> Evidence:
+    if isinstance(candidate, NoCode):
+        try:
+            return no_code(state, candidate)
+        finally:
+            client.done()
+    return await engine.check(candidate, suite, purpose, on_done=client.done)
+
+
 async def run_check(
-    state: ServerState, spec: TokenSpec, client: ClientState, candidate: Candidate, suite: Suite, purpose: Purpose
+    state: ServerState,
+    spec: TokenSpec,
+    client: ClientState,
+    candidate: Candidate | NoCode,
+    suite: Suite,
+    purpose: Purpose,
 ) -> Evidence:
     """One admitted check; the principal's count is given back when it ends (also a check whose
     client went away: it still holds its sandbox until it ends)."""
@@ -152,7 +200,7 @@ async def run_check(
     except Refusal:
         client.done()
         raise
-    evidence = await engine.check(candidate, suite, purpose, on_done=client.done)
+    evidence = await _checked(state, engine, client, candidate, suite, purpose)
     record(state, spec, client, purpose, evidence)
     return evidence
 
@@ -161,7 +209,7 @@ async def run_check(
 @dataclass
 class _Item:
     id: str
-    candidate: Candidate
+    candidate: Candidate | NoCode
     suite: Suite
     purpose: Purpose
 
@@ -172,10 +220,12 @@ async def stream_batch(state: ServerState, spec: TokenSpec, body: BatchRequest) 
     ids = [item.id for item in body.items]
     if len(set(ids)) != len(ids):
         raise Refusal(422, "invalid", "items: every id must be unique")
-    items = []
-    for item in body.items:
-        suite, purpose = resolve_suite(state, spec, item.suite)
-        items.append(_Item(item.id, make_candidate(item.candidate), suite, purpose))
+    resolved = [resolve_suite(state, spec, item.suite) for item in body.items]
+    candidates = await asyncio.to_thread(lambda: [make_candidate(i.candidate, i.extract) for i in body.items])
+    items = [
+        _Item(item.id, candidate, suite, purpose)
+        for item, candidate, (suite, purpose) in zip(body.items, candidates, resolved, strict=True)
+    ]
     engine = state.running_engine()
     client = state.clients.state(spec)
     if not client.charge(spec, len(items), time.time()):
@@ -211,7 +261,7 @@ async def batch_lines(
             client.done()
             raise
         started.add(index)
-        evidence = await engine.check(item.candidate, item.suite, item.purpose, on_done=client.done)
+        evidence = await _checked(state, engine, client, item.candidate, item.suite, item.purpose)
         record(state, spec, client, item.purpose, evidence)
         line = BatchLine(id=item.id, evidence=evidence).model_dump_json() + "\n"
         budget.take(spec.name, len(line))

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from verifier.errors import InvalidInput, VerifierError
 from verifier.limits import Limits, MiB, PoolConfig, RunPolicy
+from verifier.sandbox.admission import default_slots
 from verifier.suite import MANIFEST, Suite, load_suite
 
 #: What a registered suite may be called (a token's `suites` patterns match these names).
@@ -102,7 +103,13 @@ class RunCodeConfig(BaseModel):
         description="The sandbox's output limit; a program may write 3/8 of it to stdout (the rest is the "
         "result's room for it, whatever its characters) and as much to stderr.",
     )
-    pool_size: int = Field(1, ge=1, description="Warm containers kept for /run_code.")
+    pool_size: int = Field(
+        default_factory=default_slots,
+        ge=1,
+        description="Warm containers kept for /run_code, which is also how many programs run at once (each "
+        "still queues for a machine-wide slot). Default: the machine's slots (VERIFIER_MAX_SANDBOXES, else "
+        "the core count), so /run_code runs as many programs at once as every other check may.",
+    )
 
 
 class ServeConfig(BaseModel):
@@ -146,11 +153,27 @@ class ServeConfig(BaseModel):
     )
     shutdown_s: float = Field(30.0, ge=0, description="On SIGTERM: how long in-flight requests may take to finish.")
     token_reload_s: float = Field(1.0, gt=0, description="How often the token file is checked for changes.")
-    inline_pool_size: int = Field(1, ge=1, description="Warm containers kept for inline suites (fresh policy).")
+    inline_pool_size: int = Field(
+        default_factory=default_slots,
+        ge=1,
+        description="Warm containers kept for inline suites (fresh policy), also how many run at once; "
+        "default: the machine's slots.",
+    )
     http: HttpConfig = HttpConfig()
     run_code: RunCodeConfig = RunCodeConfig()
     suites: dict[str, Path] = Field({}, description="name -> suite folder.")
     suite_roots: dict[str, Path] = Field({}, description="prefix -> folder of suite folders (each with suite.toml).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _pool_size(cls, data: Any) -> Any:
+        """A pool's size is also how many of its checks run at once: by default the machine's
+        slots (as /run_code's and inline suites'), not PoolConfig's library default of 2."""
+        if isinstance(data, dict):
+            pool = data.get("pool", {})
+            if isinstance(pool, dict) and "size" not in pool:
+                data = {**data, "pool": {**pool, "size": default_slots()}}
+        return data
 
     @field_validator("suites", "suite_roots")
     @classmethod

@@ -11,6 +11,7 @@ except `overloaded` (503, Retry-After, the evidence as the body): the host's fau
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -139,7 +140,11 @@ async def check_one(state: ServerState, request: Request) -> Response:
     spec = principal(state, request)
     body = await parsed(request, state, CheckRequest)
     suite, purpose = resolve_suite(state, spec, body.suite)
-    candidate = make_candidate(body.candidate)
+    candidate = (
+        await asyncio.to_thread(make_candidate, body.candidate, body.extract)
+        if body.extract
+        else make_candidate(body.candidate)
+    )
     state.running_engine()
     client = admit_one(state, spec)
     return answer(state, await run_check(state, spec, client, candidate, suite, purpose))
@@ -157,7 +162,7 @@ async def run_program(state: ServerState, request: Request, token: str | None) -
     state.running_engine()
     client = admit_one(state, spec)
     evidence = await run_check(state, spec, client, candidate, suite, "programs")
-    status, reply = sandboxfusion.response(evidence)
+    status, reply = sandboxfusion.response(evidence, body.code)
     headers = {"Retry-After": str(state.config.retry_after_s)} if status != 200 else {}
     return Response(reply.model_dump_json(), status_code=status, media_type="application/json", headers=headers)
 

@@ -1,27 +1,34 @@
 """SandboxFusion's `/run_code` on the program path: a request becomes a program suite of one case
 (`kind = "program"`, `compare = "none"`: nothing compared, stdout and stderr come back), and the
-evidence becomes SandboxFusion's answer, exactly the fields verl's reward code reads
-(`verl/utils/reward_score/sandbox_fusion/utils.py`): `status` (Success / Failed / SandboxError),
-`run_result.{status, execution_time, return_code, stdout, stderr}`, and `compile_result` (for
-Python: the syntax check made before anything runs).
+evidence becomes SandboxFusion's answer, in the shape and words SandboxFusion's own Python runner
+gives (`sandbox/server/sandbox_api.py` and `sandbox/runners/base.py` of bytedance/SandboxFusion):
+Python has no compile step there, so `compile_result` is null, and `status` is Success only when
+the run finished with exit code 0.
 
 | evidence | HTTP | status | compile_result | run_result |
 | --- | --- | --- | --- | --- |
-| the program exited 0 | 200 | Success | Finished, 0 | Finished, 0, stdout, stderr |
-| exited non-zero, or killed by a signal (-N) | 200 | Failed | Finished, 0 | Finished, its code |
-| over its time limit | 200 | Failed | Finished, 0 | TimeLimitExceeded |
-| over its memory or output limit | 200 | Failed | Finished, 0 | Finished, -9 (killed) |
-| a syntax error, or code the verifier refuses | 200 | Failed | Finished, 1, the reason on stderr | none |
-| our sandbox failed (infra_error) | 200 | SandboxError | none | none |
-| the host too busy (overloaded) | 504 + Retry-After | SandboxError | none | none |
+| the program exited 0 | 200 | Success | null | Finished, 0, stdout, stderr, wall time |
+| exited non-zero, or killed by a signal (-N) | 200 | Failed | null | Finished, its code |
+| a syntax error (refused before any sandbox) | 200 | Failed | null | Finished, 1, the interpreter's message on stderr |
+| over its time limit | 200 | Failed | null | TimeLimitExceeded, return code null |
+| over its memory or output limit | 200 | Failed | null | Finished, -9 (killed) |
+| code the verifier refuses (over 1 MiB) | 200 | Failed | null | null (`message` says why) |
+| our sandbox failed (infra_error) | 200 | SandboxError | null | null |
+| the host too busy (overloaded) | 504 + Retry-After | SandboxError | null | null |
+
+`files` (path -> base64) make the candidate a folder: the program as `solution.py`, the files
+beside it (paths checked as every candidate folder's are); `fetch_files` is refused.
 
 Overloaded answers 504, not 503: verl's client retries a 504 (Gateway Timeout), and only that.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import signal
+import traceback
 
 from verifier.errors import InvalidInput
 from verifier.evidence import CaseOutcome, Evidence, FailureKind, Status
@@ -32,6 +39,11 @@ from verifier.serve.config import RunCodeConfig
 from verifier.suite import Suite, suite_from_files
 
 LANGUAGES = ("python", "python3")
+#: `files`: at most this many, and this many bytes in all once decoded.
+MAX_FILES = 100
+MAX_FILES_BYTES = 8 * 1024**2
+#: The program's own file when `files` come with it (the suite's module, `solution`).
+PROGRAM_FILE = "solution.py"
 #: The whole sandboxed run of a program may take its case's time limit plus this (start, reset).
 RUN_SLACK_S = 10.0
 #: The HTTP status of an overloaded answer (see the module's documentation).
@@ -48,64 +60,119 @@ def program(request: RunCodeRequest, config: RunCodeConfig) -> tuple[Candidate, 
     this server does not support."""
     if request.language not in LANGUAGES:
         raise _refuse(f"language {request.language[:40]!r} is not supported: this server runs Python programs only")
-    for name in ("files", "fetch_files", "args"):
+    for name in ("fetch_files", "args"):
         if getattr(request, name):
             raise _refuse(f"{name} is not supported: send the program as one Python source in code")
-    if request.run_timeout > config.max_run_timeout_s:
-        raise _refuse(f"run_timeout {request.run_timeout:g} is over this server's {config.max_run_timeout_s:g} s")
+    # Past the server's limit the program gets the limit: one that runs longer ends TimeLimitExceeded,
+    # as SandboxFusion's would at its own deadline (it takes any run_timeout).
+    run_timeout = min(request.run_timeout, config.max_run_timeout_s)
     memory_mb = config.max_memory_mb if request.memory_limit_MB <= 0 else request.memory_limit_MB
     if not 16 <= memory_mb <= config.max_memory_mb:
         raise _refuse(f"memory_limit_MB {request.memory_limit_MB} is not within 16 and {config.max_memory_mb}")
     case = {"name": "run", "input": request.stdin or "", "output": ""}
     manifest = (
         'kind = "program"\nname = "run_code"\n\n[program]\ncases = "cases.jsonl"\ncompare = "none"\n'
-        f"time_limit_s = {request.run_timeout!r}\nmemory_bytes = {memory_mb * 1024**2}\n\n"
-        f"[limits]\ntimeout_s = {min(3600.0, request.run_timeout + RUN_SLACK_S)!r}\n"
+        f"time_limit_s = {run_timeout!r}\nmemory_bytes = {memory_mb * 1024**2}\n\n"
+        f"[limits]\ntimeout_s = {min(3600.0, run_timeout + RUN_SLACK_S)!r}\n"
     )
     files = {"suite.toml": manifest.encode(), "cases.jsonl": json.dumps(case).encode() + b"\n"}
     try:
         suite = suite_from_files(files, "run_code")
     except InvalidInput as exc:  # an input this server cannot take (e.g. a huge stdin)
         raise Refusal(422, "invalid", f"the request cannot be run: {exc}") from None
-    return Candidate.from_text(request.code, label="<code>"), suite
+    return _candidate(request), suite
+
+
+def _decoded(files: dict[str, str | None]) -> dict[str, bytes]:
+    """`files` (path -> base64; None skipped, as SandboxFusion's `restore_files` does), decoded and
+    bounded in count and bytes; Refusal (400) naming what is wrong."""
+    given = {name: content for name, content in files.items() if content is not None}
+    if len(given) > MAX_FILES:
+        raise _refuse(f"files: {len(given)} files, at most {MAX_FILES}")
+    out: dict[str, bytes] = {}
+    total = 0
+    for name, content in given.items():
+        if len(content) > 4 * (MAX_FILES_BYTES // 3) + 4:
+            raise _refuse(f"files: the files are over {MAX_FILES_BYTES} bytes in all")
+        try:
+            data = base64.b64decode(content, validate=True)
+        except (binascii.Error, ValueError):
+            raise _refuse(f"files: the content of {name[:80]!r} is not base64") from None
+        total += len(data)
+        if total > MAX_FILES_BYTES:
+            raise _refuse(f"files: the files are over {MAX_FILES_BYTES} bytes in all")
+        out[name] = data
+    return out
+
+
+def _candidate(request: RunCodeRequest) -> Candidate:
+    """The program alone, or (with `files`) a folder: the program as `solution.py`, the files
+    beside it, their paths checked as every candidate folder's are (`verifier.runner.trees`)."""
+    if not request.files:
+        return Candidate.from_text(request.code, label="<code>")
+    files = _decoded(request.files)
+    if not files:
+        return Candidate.from_text(request.code, label="<code>")
+    if PROGRAM_FILE in files:
+        raise _refuse(f"files: {PROGRAM_FILE} is the program's own file here")
+    try:
+        return Candidate.from_files({PROGRAM_FILE: request.code.encode("utf-8", "surrogatepass"), **files}, "<code>")
+    except InvalidInput as exc:
+        raise _refuse(f"files: {exc}") from None
 
 
 def _run_result(case: CaseOutcome) -> CommandRunResult:
     code = case.exit_code if case.exit_code is not None else (-case.signal if case.signal is not None else None)
     if case.status is Status.TIMEOUT:
         status = "TimeLimitExceeded"
+        code = None  # SandboxFusion's: the process was killed at its deadline, no return code read
     else:
         status = "Finished"
         if case.status in (Status.OOM, Status.OUTPUT_LIMIT):
             code = KILLED
     return CommandRunResult(
         status=status,  # type: ignore[arg-type]
-        execution_time=case.time_s,
+        execution_time=case.wall_s,
         return_code=code,
         stdout=case.stdout_untrusted if case.stdout_untrusted is not None else "",
         stderr=case.stderr_untrusted if case.stderr_untrusted is not None else "",
     )
 
 
-def _compiled(ok: bool, stderr: str = "") -> CommandRunResult:
-    return CommandRunResult(status="Finished", execution_time=0.0, return_code=0 if ok else 1, stdout="", stderr=stderr)
+#: The longest program whose syntax error is described again here (the verifier's own limit).
+MAX_COMPILED = 1 << 20
+#: The file name a syntax error's message gives (SandboxFusion's is a temporary file's).
+PROGRAM_NAME = "/tmp/main.py"
 
 
-def response(evidence: Evidence) -> tuple[int, RunCodeResponse]:
-    """The HTTP status and SandboxFusion answer of a /run_code evidence (the table above)."""
+def syntax_stderr(code: str) -> str | None:
+    """What `python main.py` writes for `code`'s syntax error (None: it compiles). Compiles, never
+    runs: the message is the parser's (`traceback.format_exception_only`)."""
+    try:
+        compile(code, PROGRAM_NAME, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return "".join(traceback.format_exception_only(exc))
+    except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        return f"{exc.__class__.__name__}: {exc}\n"
+    return None
+
+
+def response(evidence: Evidence, code: str = "") -> tuple[int, RunCodeResponse]:
+    """The HTTP status and SandboxFusion answer of a /run_code evidence of the program `code`
+    (the table above)."""
     eid = evidence.evidence_id
     if evidence.status is Status.OVERLOADED:
         return OVERLOADED_STATUS, RunCodeResponse(status="SandboxError", message=evidence.reason, evidence_id=eid)
     if evidence.status is Status.INFRA_ERROR:
         return 200, RunCodeResponse(status="SandboxError", message=evidence.reason, evidence_id=eid)
-    refused = evidence.status is Status.INVALID_INPUT or any(
-        f.kind is FailureKind.SYNTAX_ERROR for f in evidence.failures
-    )
-    if refused or not evidence.cases:
-        detail = "\n".join(f"{f.message}: {f.detail_untrusted}" for f in evidence.failures) or evidence.reason
-        return 200, RunCodeResponse(
-            status="Failed", message=evidence.reason, compile_result=_compiled(False, detail), evidence_id=eid
-        )
+    said = syntax_stderr(code) if len(code) <= MAX_COMPILED else None
+    syntax = any(f.kind is FailureKind.SYNTAX_ERROR for f in evidence.failures)
+    if syntax or (evidence.status is Status.INVALID_INPUT and said is not None):  # a NUL byte is one too
+        stderr = said or "\n".join(f"{f.message}: {f.detail_untrusted}" for f in evidence.failures)
+        run = CommandRunResult(status="Finished", execution_time=0.0, return_code=1, stdout="", stderr=stderr)
+        return 200, RunCodeResponse(status="Failed", message=evidence.reason, run_result=run, evidence_id=eid)
+    if evidence.status is Status.INVALID_INPUT or not evidence.cases:
+        return 200, RunCodeResponse(status="Failed", message=evidence.reason, evidence_id=eid)
     case = evidence.cases[0]
     run = _run_result(case)
     if case.status is Status.PASSED and case.stdout_untrusted is None:  # never: the runner keeps it
@@ -115,7 +182,6 @@ def response(evidence: Evidence) -> tuple[int, RunCodeResponse]:
     return 200, RunCodeResponse(
         status=status,  # type: ignore[arg-type]
         message=message,
-        compile_result=_compiled(True),
         run_result=run,
         evidence_id=eid,
     )
