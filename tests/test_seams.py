@@ -209,7 +209,7 @@ def test_every_all_is_complete_and_each_name_resolves() -> None:
 #: one of them loose restates it. (The runner's `launch_command(max_jobs, preload)` is the
 #: protocol's own wire form, below the configuration.)
 POOL_SETTINGS = {"policy", "size", "max_uses", "preload"}
-POOL_SETTINGS_ALLOWED = {"verifier.runner.protocol.launch_command"}
+POOL_SETTINGS_ALLOWED = {"verifier.runner.protocol.constants.launch_command"}
 
 
 def _loose_pool_settings() -> list[str]:
@@ -233,9 +233,9 @@ def test_pool_settings_travel_as_one_object() -> None:
 
 
 def test_the_default_preload_is_written_once() -> None:
-    """ "pytest,hypothesis" (what a pytest runner pre-imports) lives in runner/protocol.py."""
+    """ "pytest,hypothesis" (what a pytest runner pre-imports) lives in runner/protocol/constants.py."""
     holders = [p for p in PACKAGE.rglob("*.py") if '"pytest,hypothesis"' in p.read_text()]
-    assert [p.relative_to(ROOT).as_posix() for p in holders] == ["verifier/runner/protocol.py"]
+    assert [p.relative_to(ROOT).as_posix() for p in holders] == ["verifier/runner/protocol/constants.py"]
 
 
 #: A function longer than this is split, or says why it is long in a comment just above it.

@@ -2,7 +2,7 @@
 
 Candidate-controlled strings reach JSON encoders, databases, grading models and terminals.
 Three rules, applied here for the host (inside the sandbox, which imports nothing of
-`verifier`, `runner/protocol.py` has the runner's own `clean` and `summary_line`, and the host
+`verifier`, `runner/protocol/strings.py` has the runner's own `clean` and `summary_line`, and the host
 checks every string of a result again when it parses it):
 
 - `clean`: always valid Unicode that encodes to UTF-8 (lone surrogates become U+FFFD), so no

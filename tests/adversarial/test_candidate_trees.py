@@ -297,7 +297,7 @@ def test_the_runner_refuses_what_the_host_would_have(
 def test_image_modules_list_everything_the_image_adds_to_the_standard_library(
     docker_client: docker.DockerClient, sandbox_image: str
 ) -> None:
-    """IMAGE_MODULES (protocol.py) against the built image: every top-level module it can import."""
+    """IMAGE_MODULES (runner/protocol/constants.py) against the built image: every top-level module it can import."""
     program = (
         "import pkgutil, sys\n"
         "print('\\n'.join(sorted({m.name for m in pkgutil.iter_modules()} - set(sys.stdlib_module_names))))\n"

@@ -265,7 +265,7 @@ def test_a_missing_field_or_a_short_tree_is_refused(tmp_path: Path) -> None:
 def literal_definitions(root: Path) -> list[str]:
     """Where, outside the protocol's home, the review protocol's constants are written again:
     an assignment to `PROTOCOL` or `RESULT_PREFIX`, or the prefix or the supervisor's module
-    name as a string (docstrings aside). `runner/protocol.py`'s `RESULT_PREFIX` is the check
+    name as a string (docstrings aside). `runner/protocol/constants.py`'s `RESULT_PREFIX` is the check
     protocol's own line (``VERIFIER-RESULT``), allowed by name and value."""
     found: list[tuple[Path, int, str]] = []
     for path in sorted(root.joinpath("verifier").rglob("*.py")):
@@ -289,7 +289,7 @@ def literal_definitions(root: Path) -> list[str]:
                 targets = [node.target]
             for target in targets:
                 name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
-                if name == "RESULT_PREFIX" and rel == Path("verifier/runner/protocol.py"):
+                if name == "RESULT_PREFIX" and rel == Path("verifier/runner/protocol/constants.py"):
                     assert isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
                     assert node.value.value == b"VERIFIER-RESULT "
                 elif name in ("PROTOCOL", "RESULT_PREFIX"):

@@ -1,7 +1,7 @@
 """The in-container runner. Installed into the sandbox image as `verifier_runner`.
 
 Standard library only (plus pytest and Hypothesis on the trusted side); never imports
-`verifier` (the host imports the modules both sides share from here instead: `protocol.py`,
+`verifier` (the host imports the modules both sides share from here instead: `protocol/`,
 `review_protocol.py`, `suite_files.py`, `trees.py`). Process
 layout inside one container::
 

@@ -1,7 +1,7 @@
 """The trusted side: a small job server that runs suites with pytest and Hypothesis.
 
 Runs as the trusted user. The server imports pytest, Hypothesis and the harness once, says
-READY, then for each job on stdin (see protocol.py): hands the zygote the candidate's source,
+READY, then for each job on stdin (see protocol/): hands the zygote the candidate's source,
 writes the suite, forks a trusted child that runs the tests, writes exactly one result line on
 the container's stdout, which only this process holds, then resets the candidate side and says
 READY again.

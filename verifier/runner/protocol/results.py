@@ -1,0 +1,191 @@
+"""The result line and the progress line (runner -> host): written, split and parsed, every field
+checked for type, size and vocabulary before the host uses any of it."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from .budget import bounded_result
+from .constants import (
+    CASE_OUTCOMES,
+    FAILURE_KINDS,
+    KERNELS,
+    KINDS,
+    MAX_CASES,
+    MAX_DETAIL,
+    MAX_EXAMPLE,
+    MAX_FAILURES,
+    MAX_LINE,
+    MAX_TEST_ID,
+    PROGRESS_PREFIX,
+    RESULT_PREFIX,
+    RUNNERS,
+)
+from .jobs import plain
+from .records import CaseRecord, FailureRecord, JobCounts, JobResult
+from .strings import ProtocolError, clean, summary_line
+
+
+def format_result_line(nonce: str, recycle: bool, result: JobResult, output_bytes: int | None = None) -> bytes:
+    """The result line of a job; `result` is bounded first (`bounded_result`), so the line fits
+    within the host's limit, `output_bytes + RESULT_OVERHEAD_BYTES`, whatever it carries."""
+    payload = json.dumps(plain(bounded_result(result, output_bytes)), ensure_ascii=True, separators=(",", ":"))
+    return RESULT_PREFIX + f"{nonce} {int(recycle)} ".encode() + payload.encode() + b"\n"
+
+
+def format_progress_line(nonce: str, done: int, total: int) -> bytes:
+    return PROGRESS_PREFIX + f"{nonce} {done} {total}\n".encode()
+
+
+def parse_progress_line(line: bytes, nonce: str) -> tuple[int, int] | None:
+    """(done, total) of this job's progress line; None for anything else (another job's nonce,
+    a malformed or implausible line)."""
+    if not line.startswith(PROGRESS_PREFIX):
+        return None
+    parts = line[len(PROGRESS_PREFIX) :].rstrip(b"\n").split(b" ")
+    if len(parts) != 3 or parts[0] != nonce.encode() or not (parts[1].isdigit() and parts[2].isdigit()):
+        return None
+    if len(parts[1]) > 9 or len(parts[2]) > 9:
+        return None
+    done, total = int(parts[1]), int(parts[2])
+    return (done, total) if done <= total else None
+
+
+def split_result_line(line: bytes) -> tuple[str, bool, bytes] | None:
+    """(nonce, recycle, payload) of a result line, or None when `line` is not one."""
+    if not line.startswith(RESULT_PREFIX):
+        return None
+    parts = line[len(RESULT_PREFIX) :].split(b" ", 2)
+    if len(parts) != 3 or parts[1] not in (b"0", b"1"):
+        return None
+    return parts[0].decode("ascii", "replace"), parts[1] == b"1", parts[2].rstrip(b"\n")
+
+
+def _want(value: Any, kind: type | tuple[type, ...], name: str) -> Any:
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, float, (int, float))):
+        raise ProtocolError(f"result field {name}: unexpected {type(value).__name__}")
+    return value
+
+
+def _count(value: Any, name: str) -> int:
+    number: int = _want(value, int, name)
+    if number < 0:
+        raise ProtocolError(f"result field {name}: negative")
+    return number
+
+
+def _number(value: Any, name: str) -> float:
+    return float(_want(value, (int, float), name))
+
+
+def _failure(raw: Any) -> FailureRecord:
+    raw = _want(raw, dict, "failures[]")
+    kind = _want(raw.get("kind"), str, "kind")
+    if kind not in FAILURE_KINDS:
+        raise ProtocolError(f"result field kind: unknown {kind[:40]!r}")
+    example = raw.get("falsifying_example")
+    return FailureRecord(
+        test_id=summary_line(_want(raw.get("test_id"), str, "test_id"))[:MAX_TEST_ID],
+        kind=kind,
+        summary=summary_line(_want(raw.get("summary"), str, "summary")),
+        falsifying_example=None if example is None else summary_line(_want(example, str, "example"))[:MAX_EXAMPLE],
+        detail_untrusted=clean(_want(raw.get("detail_untrusted", ""), str, "detail"), MAX_DETAIL),
+    )
+
+
+def _optional_int(value: Any, name: str) -> int | None:
+    return None if value is None else int(_want(value, int, name))
+
+
+def _optional_line(value: Any, name: str, *, trusted: bool) -> str | None:
+    if value is None:
+        return None
+    text = _want(value, str, name)
+    return summary_line(text)[:MAX_LINE] if trusted else clean(text, MAX_LINE)
+
+
+def _case(raw: Any) -> CaseRecord:
+    raw = _want(raw, dict, "cases[]")
+    outcome = _want(raw.get("outcome"), str, "outcome")
+    if outcome not in CASE_OUTCOMES:
+        raise ProtocolError(f"result field outcome: unknown {outcome[:40]!r}")
+    return CaseRecord(
+        name=summary_line(_want(raw.get("name"), str, "name"))[:MAX_TEST_ID],
+        outcome=outcome,
+        summary=summary_line(_want(raw.get("summary"), str, "summary")),
+        ran=bool(_want(raw.get("ran", True), bool, "ran")),
+        time_s=_number(raw.get("time_s", 0.0), "time_s"),
+        wall_s=_number(raw.get("wall_s", 0.0), "wall_s"),
+        cpu_s=_number(raw.get("cpu_s", 0.0), "cpu_s"),
+        memory_bytes=_count(raw.get("memory_bytes", 0), "memory_bytes"),
+        exit_code=_optional_int(raw.get("exit_code"), "exit_code"),
+        signal=_optional_int(raw.get("signal"), "signal"),
+        line=_optional_int(raw.get("line"), "line"),
+        output_line=_optional_int(raw.get("output_line"), "output_line"),
+        expected_line=_optional_line(raw.get("expected_line"), "expected_line", trusted=True),
+        got_line_untrusted=_optional_line(raw.get("got_line_untrusted"), "got_line_untrusted", trusted=False),
+        stdout_b64=_optional_b64(raw.get("stdout_b64"), "stdout_b64"),
+        stderr_b64=_optional_b64(raw.get("stderr_b64"), "stderr_b64"),
+        stderr_bytes=_count(raw.get("stderr_bytes", 0), "stderr_bytes"),
+    )
+
+
+def _optional_b64(value: Any, name: str) -> str | None:
+    """A kept output: base64 text (checked here, decoded by the verdict), or None."""
+    if value is None:
+        return None
+    text: str = _want(value, str, name)
+    try:
+        base64.b64decode(text, validate=True)
+    except ValueError:
+        raise ProtocolError(f"result field {name}: not base64") from None
+    return text
+
+
+def parse_result(payload: bytes, *, max_bytes: int) -> JobResult:
+    """Check and build a JobResult from a result line's JSON. Raises ProtocolError."""
+    if len(payload) > max_bytes:
+        raise ProtocolError(f"result of {len(payload)} bytes, over the {max_bytes}-byte limit")
+    try:
+        raw = _want(json.loads(payload), dict, "result")
+    except ValueError as exc:
+        raise ProtocolError(f"result is not JSON ({exc.__class__.__name__})") from None
+    counts = _want(raw.get("counts"), dict, "counts")
+    error = raw.get("sandbox_error")
+    failures = _want(raw.get("failures", []), list, "failures")
+    if len(failures) > MAX_FAILURES:
+        raise ProtocolError("result field failures: too many")
+    runner = _want(raw.get("runner"), str, "runner")
+    if runner not in RUNNERS:
+        raise ProtocolError("result field runner: unknown")
+    kind = _want(raw.get("kind", "tests"), str, "kind")
+    if kind not in KINDS:
+        raise ProtocolError("result field kind: unknown")
+    cases = _want(raw.get("cases", []), list, "cases")
+    if len(cases) > MAX_CASES:
+        raise ProtocolError("result field cases: too many")
+    kernel = _want(raw.get("kernel"), str, "kernel")
+    if kernel not in KERNELS:
+        raise ProtocolError("result field kernel: unknown")
+    return JobResult(
+        runner=runner,
+        exit_code=_want(raw.get("exit_code"), int, "exit_code"),
+        counts=JobCounts(
+            **{k: _count(counts.get(k, 0), k) for k in ("expected", "passed", "failed", "errors", "skipped")}
+        ),
+        failures=[_failure(f) for f in failures],
+        failures_total=_count(raw.get("failures_total", len(failures)), "failures_total"),
+        import_failed=bool(_want(raw.get("import_failed", False), bool, "import_failed")),
+        calls=_count(raw.get("calls", 0), "calls"),
+        candidate_output=clean(_want(raw.get("candidate_output", ""), str, "candidate_output")),
+        candidate_output_bytes=_count(raw.get("candidate_output_bytes", 0), "candidate_output_bytes"),
+        tests_s=_number(raw.get("tests_s", 0.0), "tests_s"),
+        host_wait_s=_number(raw.get("host_wait_s", 0.0), "host_wait_s"),
+        sandbox_error=None if error is None else summary_line(_want(error, str, "sandbox_error")),
+        oom=bool(_want(raw.get("oom", False), bool, "oom")),
+        kind=kind,
+        cases=[_case(c) for c in cases],
+        kernel=kernel,
+    )
