@@ -599,16 +599,17 @@ def _with_layout(np: Any, dtype: Any, shape: list[int], values: Any, size: int, 
         made = np.empty(shape, dtype=dtype)
         if list(made.strides) != strides and len(shape) > 1:
             made = np.empty(shape, dtype=dtype, order="F")
-        if list(made.strides) != strides and values.size:
-            if dtype.hasobject:
-                raise NotData("a numpy array layout that does not cross")
-            proto = np.ndarray(shape, dtype=dtype, buffer=bytearray(span), offset=-low, strides=strides)
-            made = np.empty_like(proto, order="K")
+        if list(made.strides) != strides:  # another order of its own memory, or an empty array's
+            _set_strides(made, strides)
     elif dtype.hasobject:
         if any(s % itemsize for s in strides) or low % itemsize or locked:
             raise NotData("a numpy array layout that does not cross")
+        # A view of an object array of its own (numpy makes none on a buffer): C-shaped at the
+        # place, then given the strides (checked by numpy against that array's memory).
         room = np.empty(max(span // itemsize, 1), dtype=object)
-        made = np.lib.stride_tricks.as_strided(room[-low // itemsize :], shape=shape, strides=strides)
+        start = -low // itemsize
+        made = room[start : start + values.size].reshape(shape)
+        _set_strides(made, strides)
     else:
         made = np.ndarray(shape, dtype=dtype, buffer=bytearray(span), offset=-low, strides=strides)
     made[...] = values
@@ -620,6 +621,18 @@ def _with_layout(np: Any, dtype: Any, shape: list[int], values: Any, size: int, 
     elif not writeable:
         made.flags.writeable = False
     return made
+
+
+def _set_strides(made: Any, strides: list[int]) -> None:
+    """Give `made` these strides in place (numpy checks they stay inside its memory); setting
+    strides is deprecated, but `as_strided`'s view has a base that is no array, which numpy
+    then never lets a test make writeable again."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            made.strides = tuple(strides)
+        except (AttributeError, ValueError, TypeError):
+            raise NotData("a numpy array layout that does not cross") from None
 
 
 def _decode_values(pd: Any, body: Any, depth: int, item: Decode) -> Any:
