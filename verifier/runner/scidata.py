@@ -104,10 +104,42 @@ class NotCarried(NotData):
 
 
 class _Scope:
-    """The numpy/pandas values one message has met so far (`NR` and `NV` name them by number)."""
+    """The numpy/pandas values one message has met so far (`NR` and `NV` name them by number),
+    found by identity and, for arrays, by the object that owns their memory (arrays of
+    different owners never share memory), so a message of many arrays is not searched whole
+    for each."""
 
     def __init__(self, known: list[Any]) -> None:
-        self.values = list(known)
+        self.values: list[Any] = []
+        self.numbers: dict[int, int] = {}
+        self.owners: dict[int, list[int]] = {}
+        for value in known:
+            self.add(value)
+
+    def add(self, value: Any) -> None:
+        number = len(self.values)
+        self.values.append(value)  # kept alive: its id stays its own
+        self.numbers.setdefault(id(value), number)
+        if _is_array(value):
+            self.owners.setdefault(id(_owner(value)), []).append(number)
+
+
+def _is_array(value: Any) -> bool:
+    np = sys.modules.get("numpy")
+    return np is not None and type(value) is np.ndarray
+
+
+def _owner(array: Any) -> Any:
+    """The object at the end of an array's chain of bases (what owns its memory)."""
+    owner = array
+    for _ in range(1000):
+        base = getattr(owner, "base", None)
+        if base is None and type(owner) is memoryview:
+            base = owner.obj
+        if base is None:
+            return owner
+        owner = base
+    return owner
 
 
 _SCOPE: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar("scidata_scope", default=None)
@@ -182,7 +214,7 @@ def encode(value: Any, depth: int, item: Encode) -> Any:
             named = _named(np, current, value)
             if named is not None:
                 if named[0] == "NV":
-                    current.values.append(value)
+                    current.add(value)
                 return named
         made = _encode(np, value, depth, item)
         if made is None:
@@ -193,7 +225,7 @@ def encode(value: Any, depth: int, item: Encode) -> Any:
     except Exception as exc:  # noqa: BLE001 - whatever the libraries raise: no exact form
         raise NotData(f"a {type(value).__name__} with no exact form ({type(exc).__name__})") from None
     if current is not None and mutable(value):
-        current.values.append(value)
+        current.add(value)
     return made
 
 
@@ -353,14 +385,15 @@ def _bounds(np: Any, array: Any) -> tuple[int, int]:
 def _named(np: Any, current: _Scope, value: Any) -> Any:
     """`NR` when `value` was met before in this message, `NV` when it is an array inside the
     memory of one met before; NotData when it overlaps one only in part; else None."""
-    for number, seen in enumerate(current.values):
-        if seen is value:
-            return ["NR", [number]]
+    number = current.numbers.get(id(value))
+    if number is not None and current.values[number] is value:
+        return ["NR", [number]]
     if type(value) is not np.ndarray or value.size == 0:
         return None
     low, high = _bounds(np, value)
-    for number, seen in enumerate(current.values):
-        if type(seen) is not np.ndarray or seen.size == 0:
+    for number in current.owners.get(id(_owner(value)), ()):
+        seen = current.values[number]
+        if seen.size == 0:
             continue
         s_low, s_high = _bounds(np, seen)
         if high <= s_low or s_high <= low:
@@ -429,7 +462,7 @@ def _decode_view(np: Any, current: _Scope | None, body: Any) -> Any:
         made.flags.writeable = False
     if _dump(_view_body(np, number, offset, made)) != _dump(body):
         raise NotData("a view that is not what it claims")
-    current.values.append(made)
+    current.add(made)
     return made
 
 
@@ -459,7 +492,7 @@ def decode(tag: str, body: Any, depth: int, item: Decode) -> Any:
     if again is None or _dump(again) != _dump([tag, body]):
         raise NotData("a value that does not rebuild into its own form")
     if current is not None and mutable(made):
-        current.values.append(made)
+        current.add(made)
     return made
 
 
