@@ -268,3 +268,15 @@ def test_in_place_changes_are_carried_exactly_or_abort() -> None:
     with pytest.raises(scidata.NotCarried, match="type"):
         scidata.sync(np.arange(3.0), object())
     assert not scidata.same(pd.Index([1, 2]), pd.Index([1, 2], name="n"))  # names count, as a test sees them
+
+
+def test_a_rebuilt_frame_is_laid_out_as_pandas_builds_one() -> None:
+    """`to_numpy()` of a frame of one dtype is pandas' read-only view of its one block, as of
+    the frame the test built (found by the generated differential cases)."""
+    frame = pd.DataFrame({0: np.arange(3.0), 1: np.arange(3.0)})
+    mine, back = frame.to_numpy(), _crossed(frame).to_numpy()
+    assert (back.strides, back.flags.writeable, back.flags.owndata) == (
+        mine.strides,
+        mine.flags.writeable,
+        mine.flags.owndata,
+    )

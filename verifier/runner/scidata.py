@@ -764,7 +764,9 @@ def _decode_frame(pd: Any, body: list[Any], depth: int, item: Decode) -> Any:
     arrays = [_decode_values(pd, v, depth, item) for v in body[2]]
     if any(a.ndim != 1 or len(a) != len(index) for a in arrays):
         raise NotData("malformed DataFrame")
-    frame = pd.DataFrame({i: a for i, a in enumerate(arrays)}, index=index, copy=False)
+    # Built as pandas builds a frame from a dict of columns (consolidated: columns of one dtype
+    # in one block), so `to_numpy()` of it is a view or a copy as it is of such a frame.
+    frame = pd.DataFrame({i: a for i, a in enumerate(arrays)}, index=index)
     frame.columns = columns
     return frame
 
