@@ -32,3 +32,23 @@ def test_forged_numpy_values_fail_and_real_ones_cross(sandbox_image: str) -> Non
     # The subclass stayed a handle in the candidate's process, and a handle refuses == (an abort).
     lying = failed["test_subclass_with_forged_eq"]
     assert lying.kind is FailureKind.NOT_PLAIN_DATA and "==" in lying.message, lying.message
+
+
+def test_values_answer_as_the_real_ones_or_abort(sandbox_image: str) -> None:
+    """Issue 32 §1: a copy that answers differently from the real value. Every `test_forged_*`
+    (a wrong function that a copy used to pass: trailing NULs lost, the caller's array returned
+    as a copy, in-place changes of shape, dtype, flags, index name and dtype, columns' name,
+    pandas flags and attrs dropped, a read-only argument made writeable) fails, as it does with
+    plain pytest; every `test_correct_*` (a zero-size str_, a custom business-day index, a view
+    written through, the same object returned, aliased arguments, a transposed or read-only
+    result) passes, as it does with plain pytest."""
+    suite = HERE / "scidata_exact_suite"
+    with Verifier(image=sandbox_image, limits=LIMITS.model_copy(update={"memory_bytes": 512 * 1024**2})) as v:
+        ev = v.check(HERE / "scidata" / "exactness.py", suite)
+    assert (ev.status, ev.fault) == (Status.FAILED, Fault.CANDIDATE), (ev.reason, ev.failures)
+    names = [line[4:].partition("(")[0] for line in (suite / "test_exact.py").read_text().splitlines()]
+    tests = {n for n in names if n.startswith("test_")}
+    forged = {n for n in tests if n.startswith("test_forged_")}
+    failed = {f.test_id.rpartition("::")[2]: f for f in ev.failures}
+    assert set(failed) == forged, [(f.test_id, f.kind, f.message) for f in ev.failures]
+    assert ev.counts.passed == len(tests - forged)

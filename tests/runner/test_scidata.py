@@ -4,12 +4,14 @@ codec on its own; tests/adversarial/test_scidata_forgery.py runs it between real
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from verifier.runner import proxy, scidata, wire
@@ -147,3 +149,134 @@ def test_the_codec_is_standard_library_only_at_import() -> None:
     with open(source) as handle:
         text = handle.read()
     assert "import numpy" not in text and "import pandas" not in text
+
+
+# -- issue 32 §1: exactly the value, or nothing -------------------------------------------------
+
+
+def _in_scope(forged: Any, known: list[Any]) -> Any:
+    with scidata.scope(known):
+        return wire.decode(forged)
+
+
+@given(
+    hnp.arrays(
+        hnp.scalar_dtypes()
+        | hnp.byte_string_dtypes()
+        | hnp.unicode_string_dtypes()
+        | hnp.integer_dtypes(endianness=">"),
+        hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4),
+    ),
+    st.sampled_from(["plain", "T", "step", "neg", "F", "ro", "bcast", "view"]),
+)
+@settings(max_examples=150, deadline=None)
+def test_arrays_cross_with_their_layout_and_flags(array: Any, layout: str) -> None:
+    if layout == "T":
+        array = array.T
+    elif layout == "step" and array.ndim:
+        array = array[::2]
+    elif layout == "neg" and array.ndim:
+        array = array[::-1]
+    elif layout == "F":
+        array = np.asfortranarray(array)
+    elif layout == "ro":
+        array.flags.writeable = False
+    elif layout == "bcast" and array.ndim:
+        array = np.broadcast_to(array, (2, *array.shape))
+    elif layout == "view":
+        array = array.view()
+    back = _crossed(array)
+    _same_array(array, back)
+    assert back.strides == array.strides
+    for flag in ("writeable", "owndata", "c_contiguous", "f_contiguous"):
+        assert getattr(back.flags, flag) == getattr(array.flags, flag), flag
+
+
+def test_string_scalars_keep_trailing_nuls_and_zero_size() -> None:
+    for scalar in (np.str_("ab\x00"), np.bytes_(b"ab\x00"), np.str_(""), np.bytes_(b"")):
+        back = _crossed(scalar)
+        assert type(back) is type(scalar) and back.dtype == scalar.dtype and back[:] == scalar[:]
+    assert _crossed(np.str_("ab\x00")) != "ab"
+    with pytest.raises(wire.BadWireValue):  # "a" claimed as <U2: its rebuilt dtype is <U1
+        wire.decode(["NS", ["<U2", "a"]])
+
+
+def test_custom_business_day_index_crosses_or_stays_a_handle() -> None:
+    days = pd.bdate_range("2024-01-01", periods=5, freq="C", weekmask="Mon Wed", holidays=["2024-01-03"])
+    back = _crossed(days)
+    pd.testing.assert_index_equal(back, days, exact=True)
+    assert back.freq == days.freq and back.freq.holidays == days.freq.holidays
+
+
+def test_identity_and_views_within_one_message() -> None:
+    a = np.arange(6.0)
+    with scidata.scope() as sent:
+        encoded = wire.loads(wire.dumps(wire.encode([a, a[1:], a, a[::-2]])), max_values=1 << 20)
+    assert [e[0] for e in encoded[1]] == ["NA", "NV", "NR", "NV"] and sent[0] is a
+    with scidata.scope():
+        first, tail, again, back = wire.decode(encoded)
+    assert again is first and np.shares_memory(tail, first) and np.shares_memory(back, first)
+    tail[0] = 99.0
+    assert first[1] == 99.0 and back.tolist() == first[::-2].tolist()
+    # An answer naming the request's arrays: the test's own objects, or views of them.
+    assert _in_scope(["NR", [0]], [a]) is a
+    view = _in_scope(["NV", [0, 8, "<f8", [2], [8], True, base64.b64encode(a[1:3].tobytes()).decode()]], [a])
+    assert np.shares_memory(view, a) and view.tolist() == a[1:3].tolist()
+
+
+@pytest.mark.parametrize(
+    ("forged", "why"),
+    [
+        (["NR", [1]], "a reference to a value not met"),
+        (["NV", [0, 48, "<f8", [1], [8], True, "AAAAAAAAAAA="]], "a view past the array's end"),
+        (["NV", [0, -8, "<f8", [1], [8], True, "AAAAAAAAAAA="]], "a view before the array's start"),
+        (["NV", [0, 0, "<f8", [7], [8], True, "A" * 76]], "a view longer than the array"),
+        (["NV", [0, 0, "<f8", [2], [-8], True, "A" * 22 + "=="]], "a view running backwards out of it"),
+        (["NV", [0, 0, "<f8", [1], [8], True, "AAAAAAAA8D8="]], "a view whose bytes are not the array's"),
+        (["NV", [0, 0, "|O", [1], [8], True, []]], "an object view of raw memory"),
+        (["NV", [0, 0, "<f8", [1], [8], True, "AAAAAAAAAAA="], 0], "malformed"),
+        (["NA", ["<f8", [2], "A" * 22 + "==", [[8 * 10**9], True, False, False]]], "a layout spanning too much"),
+        (["NA", ["<f8", [2], "A" * 22 + "==", [[16], True, False, True]]], "owned, of strides numpy gives none"),
+        (["NA", ["<f8", [2], "A" * 22 + "==", [[8], 1, False, True]]], "a flag that is not a bool"),
+        (["NA", ["<f8", [2], "A" * 22 + "==", None]], "no layout"),
+    ],
+)
+def test_forged_references_views_and_layouts_are_refused(forged: Any, why: str) -> None:
+    with pytest.raises(wire.BadWireValue):
+        _in_scope(forged, [np.zeros(6)])
+    with pytest.raises(wire.BadWireValue):  # outside a call, no reference at all
+        wire.decode(["NR", [0]])
+
+
+def test_in_place_changes_are_carried_exactly_or_abort() -> None:
+    values, frame = np.arange(6.0), pd.DataFrame({"a": [1, 2]}, index=[10, 20])
+    after_values = np.arange(6.0)
+    after_values.shape = (2, 3)  # what `a.shape = ...` leaves: its own memory still
+    after_frame = frame.copy()
+    after_frame.index = after_frame.index.astype("int32").rename("k")
+    after_frame.columns.name = "c"
+    after_frame.attrs["x"] = 1
+    after_frame.flags.allows_duplicate_labels = False
+    holder = [values, frame]
+    proxy._sync_in_place(holder, _crossed([after_values, after_frame]))
+    assert holder[0] is values and values.shape == (2, 3)
+    assert frame.index.dtype == np.int32 and frame.index.name == "k" and frame.columns.name == "c"
+    assert frame.attrs == {"x": 1} and not frame.flags.allows_duplicate_labels
+    strided = np.arange(6.0)[::2]
+    with pytest.raises(scidata.NotCarried, match="dtype"):  # numpy cannot reinterpret a strided array
+        scidata.sync(strided, np.arange(3.0).view("<i4"))
+    with pytest.raises(scidata.NotCarried, match="type"):
+        scidata.sync(np.arange(3.0), object())
+    assert not scidata.same(pd.Index([1, 2]), pd.Index([1, 2], name="n"))  # names count, as a test sees them
+
+
+def test_a_rebuilt_frame_is_laid_out_as_pandas_builds_one() -> None:
+    """`to_numpy()` of a frame of one dtype is pandas' read-only view of its one block, as of
+    the frame the test built (found by the generated differential cases)."""
+    frame = pd.DataFrame({0: np.arange(3.0), 1: np.arange(3.0)})
+    mine, back = frame.to_numpy(), _crossed(frame).to_numpy()
+    assert (back.strides, back.flags.writeable, back.flags.owndata) == (
+        mine.strides,
+        mine.flags.writeable,
+        mine.flags.owndata,
+    )

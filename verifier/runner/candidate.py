@@ -26,7 +26,7 @@ import types
 import warnings
 from typing import Any
 
-from . import wire
+from . import scidata, wire
 from .newborn import keep_only_descriptors, say_ready
 
 MAX_TEXT = 4000
@@ -356,8 +356,9 @@ def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str, ready_fd
                 raise ValueError(f"unknown op {op[:40]!r}")
             tag, body = request["target"]
             target = objects.resolve(tag, body)
-            args = objects.decode(request["args"])
-            kwargs = objects.decode(request["kwargs"])
+            with scidata.scope() as received:  # the request's arrays, for the answer's `NR`/`NV`
+                args = objects.decode(request["args"])
+                kwargs = objects.decode(request["kwargs"])
         except BaseException as exc:  # noqa: BLE001 - every way the candidate ends is an answer
             wire.send(sock, {"protocol_error": _text(exc)})
             continue
@@ -373,18 +374,20 @@ def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str, ready_fd
         emitted = [_warning_payload(w, objects) for w in caught[: wire.MAX_WARNINGS]]
         if result is not _RAISED:
             try:
-                if isinstance(result, _Stop):
-                    reply = {"stop": True, "value": objects.encode(result.value)}
-                else:
-                    reply = {"value": objects.encode(result)}
+                with scidata.scope(received):
+                    if isinstance(result, _Stop):
+                        reply = {"stop": True, "value": objects.encode(result.value)}
+                    else:
+                        reply = {"value": objects.encode(result)}
             except wire.BadWireValue as exc:
                 reply = {"not_plain": _text(exc)[:200]}
         if emitted:
             reply["warnings"] = emitted
         if request.get("sync_args"):
             try:
-                reply["args_after"] = objects.encode(args)
-                reply["kwargs_after"] = objects.encode(kwargs)
+                with scidata.scope():
+                    reply["args_after"] = objects.encode(args)
+                    reply["kwargs_after"] = objects.encode(kwargs)
             except wire.BadWireValue:
                 reply = {"not_plain_args": True}
         wire.send(sock, reply)

@@ -504,8 +504,9 @@ class CandidateSession:
             self.ensure()
             ref = self._refer(target) if isinstance(target, Handle) else target
             try:
-                enc_args = wire.encode(list(args), refer=self._refer)
-                enc_kwargs = wire.encode(kwargs, refer=self._refer)
+                with scidata.scope() as sent:  # identity and views between arrays cross
+                    enc_args = wire.encode(list(args), refer=self._refer)
+                    enc_kwargs = wire.encode(kwargs, refer=self._refer)
             except (wire.BadWireValue, RecursionError) as exc:
                 # The test's own value cannot cross: the verifier's refusal, never an ordinary
                 # TypeError that a `pytest.raises(TypeError)` could take for the candidate's.
@@ -525,10 +526,17 @@ class CandidateSession:
             self.calls += 1
             self.dirty = True
             reply = self._receive(doing)
-            return self._answer(reply, op, what, args, kwargs, sync)
+            return self._answer(reply, op, what, args, kwargs, sync, sent)
 
     def _answer(
-        self, reply: dict[str, Any], op: str, what: str, args: tuple[Any, ...], kwargs: dict[str, Any], sync: bool
+        self,
+        reply: dict[str, Any],
+        op: str,
+        what: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        sync: bool,
+        sent: list[Any] | None = None,
     ) -> Any:
         __tracebackhide__ = True
         if "not_plain" in reply:
@@ -542,16 +550,25 @@ class CandidateSession:
             )
         try:
             if sync:
-                _sync_in_place(list(args), wire.decode(reply["args_after"], resolve=self._resolve))
-                _sync_in_place(kwargs, wire.decode(reply["kwargs_after"], resolve=self._resolve))
+                with scidata.scope():
+                    args_after = wire.decode(reply["args_after"], resolve=self._resolve)
+                    kwargs_after = wire.decode(reply["kwargs_after"], resolve=self._resolve)
+                _sync_in_place(list(args), args_after)
+                _sync_in_place(kwargs, kwargs_after)
             stop = reply.get("stop") is True
             if stop and op != "next":  # only next() may end an iteration
                 raise CandidateDied(f"the candidate broke the call protocol while running {what}")
-            value = wire.decode(reply["value"], resolve=self._resolve) if "raised" not in reply else None
+            with scidata.scope(sent):  # after the sync: a view of an argument sees its new contents
+                value = wire.decode(reply["value"], resolve=self._resolve) if "raised" not in reply else None
             raised = self.rebuilt.rebuild(reply, self._resolve) if "raised" in reply else None
             warned = reply.get("warnings")
             if warned is not None and type(warned) is not list:
                 raise ValueError("warnings")
+        except scidata.NotCarried as exc:
+            raise NotPlainData(
+                f"{what}() changed an argument in place in a way that cannot be carried back to the test's "
+                f"object: {exc.what}"
+            ) from None
         except (wire.BadWireValue, KeyError, ValueError, TypeError, RecursionError) as exc:
             raise NotPlainData(f"{what}() answered with malformed data", repr(exc)[:500]) from None
         for payload in (warned or [])[: wire.MAX_WARNINGS]:
