@@ -264,10 +264,11 @@ def test_in_place_changes_are_carried_exactly_or_abort() -> None:
     assert frame.attrs == {"x": 1} and not frame.flags.allows_duplicate_labels
     strided = np.arange(6.0)[::2]
     with pytest.raises(scidata.NotCarried, match="dtype"):  # numpy cannot reinterpret a strided array
-        scidata.sync(strided, np.arange(3.0).view("<i4"))
+        scidata.sync(strided, np.arange(3.0).view("<i4"), wire.PLAIN)
     with pytest.raises(scidata.NotCarried, match="type"):
-        scidata.sync(np.arange(3.0), object())
-    assert not scidata.same(pd.Index([1, 2]), pd.Index([1, 2], name="n"))  # names count, as a test sees them
+        scidata.sync(np.arange(3.0), object(), wire.PLAIN)
+    # names count, as a test sees them
+    assert not scidata.same(pd.Index([1, 2]), pd.Index([1, 2], name="n"), wire.PLAIN)
 
 
 def test_a_rebuilt_frame_is_laid_out_as_pandas_builds_one() -> None:

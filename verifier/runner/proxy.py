@@ -602,7 +602,7 @@ def _same(o: Any, a: Any) -> bool:
     if ho is not None or ha is not None:
         return ho is not None and ha is not None and parts(ho)[1] == parts(ha)[1]
     if scidata.of_libraries(o):
-        return scidata.same(o, a)  # never `==`: an array's answers elementwise
+        return scidata.same(o, a, wire.PLAIN)  # never `==`: an array's answers elementwise
     return type(o) is type(a) and o == a
 
 
@@ -611,7 +611,7 @@ def _sync_in_place(original: Any, after: Any) -> None:
     if type(original) is list and type(after) is list:
         if len(original) == len(after):
             for i, (o, a) in enumerate(zip(original, after, strict=True)):
-                if scidata.sync(o, a):
+                if scidata.sync(o, a, wire.PLAIN):
                     continue  # an array, Series or DataFrame: changed in place, as numpy/pandas can
                 if type(o) in (list, dict, set) and type(o) is type(a):
                     _sync_in_place(o, a)
@@ -627,7 +627,7 @@ def _sync_in_place(original: Any, after: Any) -> None:
                 del original[key]
         for key, a in after.items():
             o = original.get(key, _MISSING)
-            if scidata.sync(o, a):
+            if scidata.sync(o, a, wire.PLAIN):
                 continue
             if type(o) in (list, dict, set) and type(o) is type(a):
                 _sync_in_place(o, a)

@@ -61,6 +61,7 @@ import re
 import sys
 import warnings
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 #: Wire tags of this codec (`wire.encode` / `wire.decode` hand these to it).
@@ -189,10 +190,13 @@ def mutable(value: Any) -> bool:
     return pd is not None and (t in (pd.Series, pd.DataFrame) or t in _index_types(pd))
 
 
-def _plain_codec() -> tuple[Encode, Decode]:
-    from . import wire  # wire imports this module
+@dataclass(frozen=True)
+class Codec:
+    """The plain-data codec's two halves (`wire.PLAIN`), for an object array's elements and names
+    and for the round trips: handed in by the caller, so this module never imports `wire`."""
 
-    return wire._plain, wire._plain_value  # noqa: SLF001 - the codec's own plain-data halves
+    encode: Encode
+    decode: Decode
 
 
 def _dump(form: Any) -> str:
@@ -200,9 +204,9 @@ def _dump(form: Any) -> str:
 
 
 # -- the sending side --------------------------------------------------------------------
-def encode(value: Any, depth: int, item: Encode) -> Any:
+def encode(value: Any, depth: int, codec: Codec) -> Any:
     """The wire form of `value` if it is a numpy/pandas data value, None if it is of another type.
-    `item` encodes an object array's elements and names as plain data (no references). Raises
+    `codec` encodes an object array's elements and names as plain data (no references). Raises
     NotData for a value of these types that has no exact form (an extension dtype, a MultiIndex,
     a value that would not rebuild exactly)."""
     np = sys.modules.get("numpy")
@@ -216,10 +220,10 @@ def encode(value: Any, depth: int, item: Encode) -> Any:
                 if named[0] == "NV":
                     current.add(value)
                 return named
-        made = _encode(np, value, depth, item)
+        made = _encode(np, value, depth, codec.encode)
         if made is None:
             return None
-        _round_trip(value, made, depth)
+        _round_trip(value, made, depth, codec)
     except NotData:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the libraries raise: no exact form
@@ -352,10 +356,10 @@ def _any_index(np: Any, pd: Any, index: Any, depth: int, item: Encode) -> Any:
     return encoded
 
 
-def _round_trip(value: Any, form: Any, depth: int) -> None:
+def _round_trip(value: Any, form: Any, depth: int, codec: Codec) -> None:
     """The sender's check: `form` rebuilds into a value whose form is `form` again, of the same
     type (and, for an index, the same frequency); else NotData (the value stays a handle)."""
-    item, unitem = _plain_codec()
+    item, unitem = codec.encode, codec.decode
     with _no_scope():
         try:
             made = _decode(form[0], form[1], depth, unitem)
@@ -467,7 +471,7 @@ def _decode_view(np: Any, current: _Scope | None, body: Any) -> Any:
 
 
 # -- the receiving side ------------------------------------------------------------------
-def decode(tag: str, body: Any, depth: int, item: Decode) -> Any:
+def decode(tag: str, body: Any, depth: int, codec: Codec) -> Any:
     """Rebuild a value of this side's numpy/pandas from its wire form; NotData when malformed or
     when what it builds does not encode to the same form again. `item` decodes plain data only
     (an object array's elements, names, labels, attrs)."""
@@ -482,9 +486,8 @@ def decode(tag: str, body: Any, depth: int, item: Decode) -> Any:
         return _decode_view(_module("numpy"), current, body)
     with _no_scope():
         try:
-            made = _decode(tag, body, depth, item)
-            plain, _ = _plain_codec()
-            again = _encode(sys.modules["numpy"], made, depth, plain)
+            made = _decode(tag, body, depth, codec.decode)
+            again = _encode(sys.modules["numpy"], made, depth, codec.encode)
         except NotData:
             raise
         except Exception as exc:  # noqa: BLE001 - whatever the libraries raise on a forged body
@@ -777,32 +780,31 @@ def of_libraries(value: Any) -> bool:
     return _ours(value)
 
 
-def form(value: Any) -> str | None:
+def form(value: Any, codec: Codec) -> str | None:
     """`value`'s full wire form as text (everything a test can observe that crosses), or None
     when it has none."""
     np = sys.modules.get("numpy")
     if np is None or not _ours(value):
         return None
-    item, _ = _plain_codec()
     with _no_scope():
         try:
-            made = _encode(np, value, 0, item)
+            made = _encode(np, value, 0, codec.encode)
         except (NotData, ValueError, TypeError, RecursionError):
             return None
     return None if made is None else _dump(made)
 
 
-def same(original: Any, after: Any) -> bool:
+def same(original: Any, after: Any, codec: Codec) -> bool:
     """Whether two values of these types are equal in every respect that crosses (the same type
     and the same full wire form: dtype, shape, bytes, layout and flags, index, names, attrs);
     False for any other type."""
     if type(original) is not type(after) or not _ours(original):
         return False
-    mine = form(original)
-    return mine is not None and mine == form(after)
+    mine = form(original, codec)
+    return mine is not None and mine == form(after, codec)
 
 
-def sync(original: Any, after: Any) -> bool:
+def sync(original: Any, after: Any, codec: Codec) -> bool:
     """Carry a candidate's in-place change of an array, Series, DataFrame or Index argument back
     to the test's object: True when `original` is of these types (changed or not), else False.
     Raises NotCarried naming what could not be changed in place to what the candidate left."""
@@ -810,7 +812,7 @@ def sync(original: Any, after: Any) -> bool:
         return False
     if type(original) is not type(after):
         raise NotCarried("type (it no longer crosses as data)")
-    if same(original, after):
+    if same(original, after, codec):
         return True
     np = sys.modules["numpy"]
     pd = sys.modules.get("pandas")
@@ -823,8 +825,8 @@ def sync(original: Any, after: Any) -> bool:
             raise NotCarried("name") from None
     else:
         _sync_frame(original, after)
-    if not same(original, after):
-        raise NotCarried(_difference(original, after))
+    if not same(original, after, codec):
+        raise NotCarried(_difference(original, after, codec))
     return True
 
 
@@ -860,7 +862,7 @@ def _sync_frame(original: Any, after: Any) -> None:
     original.attrs = dict(after.attrs)
 
 
-def _difference(original: Any, after: Any) -> str:
+def _difference(original: Any, after: Any, codec: Codec) -> str:
     """Which part of the two values' wire forms differs (for the abort's message)."""
     parts = {
         "NA": ("dtype", "shape", "values", "strides or flags"),
@@ -869,7 +871,7 @@ def _difference(original: Any, after: Any) -> str:
         "PI": ("class", "name", "values", "freq"),
         "PR": ("start", "stop", "step", "name"),
     }
-    a, b = form(original), form(after)
+    a, b = form(original, codec), form(after, codec)
     if a is None or b is None:
         return "value"
     fa, fb = json.loads(a), json.loads(b)

@@ -148,7 +148,7 @@ def encode(value: Any, depth: int = 0, refer: Refer | None = None) -> Any:
         return ["FR", [encode(value.numerator), encode(value.denominator)]]
     if "numpy" in sys.modules:
         try:
-            data = scidata.encode(value, depth, _plain)
+            data = scidata.encode(value, depth, PLAIN)
         except (scidata.NotData, BadWireValue, RecursionError):
             data = None  # a numpy/pandas object with no exact form: a reference, like any object
         if data is not None:
@@ -208,7 +208,7 @@ def decode(value: Any, depth: int = 0, resolve: Resolve | None = None) -> Any:
             raise BadWireValue("malformed wire value") from None
     if tag in scidata.TAGS:
         try:
-            return scidata.decode(tag, body, depth, _plain_value)
+            return scidata.decode(tag, body, depth, PLAIN)
         except Exception as exc:  # noqa: BLE001 - untrusted input: whatever it makes the libraries raise
             raise BadWireValue(f"malformed wire value ({exc})"[:200]) from None
     if tag in ("H", "N") and resolve is not None:
@@ -299,3 +299,7 @@ class FrameReader:
             raise EOFError("peer closed the channel")
         self.buf += chunk
         return self.take()
+
+
+#: This codec's plain-data halves, which the numpy/pandas codec uses for elements and names.
+PLAIN = scidata.Codec(_plain, _plain_value)
