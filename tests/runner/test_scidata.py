@@ -1,4 +1,4 @@
-"""numpy and pandas values cross as data (verifier/runner/scidata.py): exact round trips, what
+"""numpy and pandas values cross as data (verifier/runner/scidata/): exact round trips, what
 stays a handle, what a receiver refuses, and argument mutation carried back (no engine: the
 codec on its own; tests/adversarial/test_scidata_forgery.py runs it between real processes)."""
 

@@ -51,7 +51,7 @@ DYNAMIC_IMPORTS_ALLOWED = {
     ("verifier/agents/__init__.py", "name"),  # find_spec over _REQUIRED, the agents extra's packages
     ("verifier/runner/candidate.py", "name"),
     ("verifier/runner/review_tamper.py", "module"),
-    ("verifier/runner/scidata.py", "name"),
+    ("verifier/runner/scidata/base.py", "name"),
     ("verifier/runner/trusted.py", "top"),
     ("verifier/runner/zygote.py", "name"),
 }

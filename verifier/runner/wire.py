@@ -4,7 +4,7 @@ Only exact builtin types cross as values: None, bool, int, float, complex, str, 
 tuple, dict, set, frozenset, slice, range, and the standard library's exact number types
 `decimal.Decimal` and `fractions.Fraction` (rebuilt from their exact text and parts); and, where
 a suite's environment has them, numpy arrays and scalars and pandas Index/Series/DataFrame
-(scidata.py: dtype, shape and exact bytes, rebuilt with the receiver's own library).
+(the scidata package: dtype, shape and exact bytes, rebuilt with the receiver's own library).
 Subclasses are not values (a list subclass with a forged ``__eq__`` is exactly what a
 cheating candidate returns): any other object stays in the candidate's process and crosses as
 a reference (["H", ...]: an object of the candidate's table, ["N", ...]: a module attribute
