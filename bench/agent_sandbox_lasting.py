@@ -30,10 +30,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from bench.agent_sandbox_latency import stats, timed  # noqa: E402
-from verifier.agents.docker_sandbox import DockerSandbox  # noqa: E402
-from verifier.agents.sandbox_lease import LeaseClock  # noqa: E402
-from verifier.agents.sandbox_limits import AgentSandboxLimits  # noqa: E402
-from verifier.agents.sandbox_seed import MAX_SEED_FILES, read_seed  # noqa: E402
+from verifier.agents.sandbox.box import DockerSandbox  # noqa: E402
+from verifier.agents.sandbox.lease import LeaseClock  # noqa: E402
+from verifier.agents.sandbox.limits import AgentSandboxLimits  # noqa: E402
+from verifier.agents.sandbox.seed import MAX_SEED_FILES, read_seed  # noqa: E402
 from verifier.sandbox.docker_engine import connect  # noqa: E402
 from verifier.sandbox.image import build, image_tag  # noqa: E402
 

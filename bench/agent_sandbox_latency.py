@@ -32,7 +32,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from verifier.agents.docker_sandbox import AGENT_UID, DockerSandbox  # noqa: E402
+from verifier.agents.sandbox.box import AGENT_UID, DockerSandbox  # noqa: E402
 from verifier.sandbox.attach import pieces  # noqa: E402
 from verifier.sandbox.docker_engine import connect  # noqa: E402
 from verifier.sandbox.image import build, image_tag  # noqa: E402

@@ -18,7 +18,7 @@ that callers may catch it by)::
       + HostOverloaded            this machine was too busy to run the job fairly
       + UnknownSandbox            no live lasting agent sandbox of ours has that id; also a LookupError
       + NoCandidate               the agent's state holds no candidate to check [agents/candidates.py]
-      + SeedError                 a seed folder cannot be copied; also a ValueError [agents/sandbox_seed.py]
+      + SeedError                 a seed folder cannot be copied; also a ValueError [agents/sandbox/seed.py]
       + NoDatabase                no run database there; also a FileNotFoundError [agents/recorder.py]
       + SampleNotVerified         bench samples got no verdict: no pass@k [bench/reference.py]
       + ServeError                the server refused a request, after any retries [client.py]

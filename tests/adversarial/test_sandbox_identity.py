@@ -22,9 +22,9 @@ import docker
 import docker.errors
 import pytest
 
-from verifier.agents.docker_sandbox import LABEL_AGENT_SANDBOX, LABEL_AGENT_VOLUME, DockerSandbox
-from verifier.agents.sandbox_limits import AgentSandboxLimits
-from verifier.agents.thread_sandboxes import ThreadSandboxes
+from verifier.agents.sandbox.box import LABEL_AGENT_SANDBOX, LABEL_AGENT_VOLUME, DockerSandbox
+from verifier.agents.sandbox.limits import AgentSandboxLimits
+from verifier.agents.sandbox.threads import ThreadSandboxes
 from verifier.errors import UnknownSandbox
 from verifier.sandbox.gc import collect_volumes
 
@@ -128,7 +128,7 @@ def test_a_look_alike_made_exactly_as_ours_but_never_recorded_is_refused(
     real: DockerSandbox, made: Made, sandbox_image: str
 ) -> None:
     """Same create arguments as ours, hardening and all: only the host's record tells them apart."""
-    from verifier.agents.sandbox_identity import create_kwargs
+    from verifier.agents.sandbox.identity import create_kwargs
 
     name = f"verifier-agent-{uuid.uuid4().hex[:12]}"
     image_id = made.client.api.inspect_image(sandbox_image)["Id"]

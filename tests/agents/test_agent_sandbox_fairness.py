@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import EXAMPLE, SUITE
 from verifier import Limits, Status, Verifier
-from verifier.agents.docker_sandbox import AGENT_CPU_SHARES, DockerSandbox
+from verifier.agents.sandbox.box import AGENT_CPU_SHARES, DockerSandbox
 from verifier.sandbox import admission
 from verifier.sandbox.admission import Admission
 from verifier.sandbox.docker_engine import DockerBackend

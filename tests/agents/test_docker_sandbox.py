@@ -20,8 +20,8 @@ import docker.errors
 import pytest
 
 from tests.conftest import bridge_address
-from verifier.agents.docker_sandbox import AGENT_UID, LABEL_AGENT_SANDBOX, DockerSandbox
-from verifier.agents.sandbox_limits import AgentSandboxLimits
+from verifier.agents.sandbox.box import AGENT_UID, LABEL_AGENT_SANDBOX, DockerSandbox
+from verifier.agents.sandbox.limits import AgentSandboxLimits
 from verifier.errors import ImageNotFound, SandboxUnavailable
 from verifier.sandbox.gc import owner_alive
 from verifier.sandbox.hardening import LABEL_MANAGED, LABEL_OWNER_HOST, LABEL_OWNER_PID
@@ -233,7 +233,7 @@ HANG_GUARD_S = 600
 CHILD = textwrap.dedent(
     """
     import sys, time
-    from verifier.agents.docker_sandbox import DockerSandbox
+    from verifier.agents.sandbox.box import DockerSandbox
     with DockerSandbox(image=sys.argv[1]) as sandbox:
         print(sandbox.id, flush=True)
         if sys.argv[2] == "command":
@@ -302,7 +302,7 @@ EXEC_SOCKETS_SCRIPT = """
 import gc
 import sys
 from tests.sandbox.test_docker_engine import _docker_sockets
-from verifier.agents.docker_sandbox import DockerSandbox
+from verifier.agents.sandbox.box import DockerSandbox
 gc.disable()  # each command's stream is closed when it ends, not when the collector finds it
 with DockerSandbox(image=sys.argv[1]) as sandbox:
     assert sandbox.execute("echo warm").exit_code == 0

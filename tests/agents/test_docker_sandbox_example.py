@@ -17,8 +17,8 @@ import pytest
 from tests.conftest import EXAMPLE, SUITE
 from verifier import Verifier
 from verifier.agents.candidates import NoCandidate, grader_state
-from verifier.agents.docker_sandbox import DockerSandbox
-from verifier.agents.sandbox_candidate import SandboxFile
+from verifier.agents.sandbox.box import DockerSandbox
+from verifier.agents.sandbox.candidate import SandboxFile
 from verifier.agents.tools import make_run_test_suite
 
 pytestmark = pytest.mark.docker
@@ -136,7 +136,7 @@ def test_a_multi_file_candidate_is_read_as_a_tree_from_the_sandbox(box: DockerSa
     """The three-module package of tests/fixtures/shapes, written in the agent's sandbox: the
     evidence's candidate_sha256 is the tree digest of the folder on the agent's disk."""
     from tests.conftest import ROOT
-    from verifier.agents.sandbox_candidate import SandboxFiles
+    from verifier.agents.sandbox.candidate import SandboxFiles
     from verifier.inputs import Candidate
 
     local = ROOT / "tests" / "fixtures" / "shapes"

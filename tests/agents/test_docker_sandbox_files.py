@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from verifier.agents.docker_sandbox import AGENT_UID, DockerSandbox
-from verifier.agents.sandbox_exec import frames
-from verifier.agents.sandbox_files import Place, download_results, upload_results
-from verifier.agents.sandbox_limits import AgentSandboxLimits
+from verifier.agents.sandbox.box import AGENT_UID, DockerSandbox
+from verifier.agents.sandbox.commands import frames
+from verifier.agents.sandbox.files import Place, download_results, upload_results
+from verifier.agents.sandbox.limits import AgentSandboxLimits
 from verifier.sandbox.attach import HEADER, STDERR, STDOUT
 
 PLACE = Place(workspace="/workspace", roots=("/workspace", "/tmp"))

@@ -13,7 +13,7 @@ import pytest
 from deepagents import create_deep_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from verifier.agents.docker_sandbox import DockerSandbox
+from verifier.agents.sandbox.box import DockerSandbox
 from verifier.agents.scripted import ScriptedChatModel
 
 pytestmark = pytest.mark.docker
@@ -87,7 +87,7 @@ def test_each_file_tool_works_against_the_sandbox(box: DockerSandbox, use_async:
 
 
 def test_the_execute_tool_reports_timeouts_and_truncation(sandbox_image: str) -> None:
-    from verifier.agents.sandbox_limits import AgentSandboxLimits
+    from verifier.agents.sandbox.limits import AgentSandboxLimits
 
     marker = uuid.uuid4().hex[:8]
     with DockerSandbox(image=sandbox_image, limits=AgentSandboxLimits(output_bytes=4096)) as box:

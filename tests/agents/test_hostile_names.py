@@ -111,8 +111,8 @@ def test_names_in_the_agents_docker_sandbox_stay_in_the_fence(sandbox_image: str
     """Files the agent made in its own container: invalid UTF-8 content under a fake-verdict name,
     a name with newlines and a fake status line, a name that is not UTF-8, a symbolic link."""
     from verifier.agents.candidates import NoCandidate
-    from verifier.agents.docker_sandbox import DockerSandbox
-    from verifier.agents.sandbox_candidate import SandboxFile, SandboxFiles
+    from verifier.agents.sandbox.box import DockerSandbox
+    from verifier.agents.sandbox.candidate import SandboxFile, SandboxFiles
 
     tool = make_run_test_suite(SUITE, verifier=verifier, cache=False)
     with DockerSandbox(image=sandbox_image) as box:

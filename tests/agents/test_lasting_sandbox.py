@@ -23,8 +23,8 @@ import pytest
 
 from tests.agents.test_docker_sandbox import gone
 from tests.conftest import ROOT
-from verifier.agents.docker_sandbox import AGENT_UID, LABEL_AGENT_SANDBOX, LABEL_AGENT_VOLUME, DockerSandbox
-from verifier.agents.thread_sandboxes import ThreadSandboxes
+from verifier.agents.sandbox.box import AGENT_UID, LABEL_AGENT_SANDBOX, LABEL_AGENT_VOLUME, DockerSandbox
+from verifier.agents.sandbox.threads import ThreadSandboxes
 from verifier.errors import UnknownSandbox
 from verifier.sandbox.gc import collect, collect_volumes
 
@@ -37,8 +37,8 @@ MiB = 1024**2
 OWNER = textwrap.dedent(
     """
     import sys, time
-    from verifier.agents.docker_sandbox import DockerSandbox
-    from verifier.agents.sandbox_limits import AgentSandboxLimits
+    from verifier.agents.sandbox.box import DockerSandbox
+    from verifier.agents.sandbox.limits import AgentSandboxLimits
     limits = AgentSandboxLimits(workspace_bytes=2 * 1024**2, command_timeout_s=2)
     box = DockerSandbox(image=sys.argv[1], limits=limits, idle_timeout_s=float(sys.argv[2]))
     done = box.execute("echo written by the first process > /workspace/note.txt")

@@ -16,12 +16,12 @@ import docker.errors
 import pytest
 import requests
 
-from verifier.agents import sandbox_lease as lease
-from verifier.agents.docker_sandbox import DockerSandbox
-from verifier.agents.sandbox_identity import command, create_kwargs, facts, live, prove
-from verifier.agents.sandbox_limits import AgentSandboxLimits
-from verifier.agents.sandbox_seed import SeedError, batches, read_seed
-from verifier.agents.thread_sandboxes import ThreadSandboxes
+from verifier.agents.sandbox import lease
+from verifier.agents.sandbox.box import DockerSandbox
+from verifier.agents.sandbox.identity import command, create_kwargs, facts, live, prove
+from verifier.agents.sandbox.limits import AgentSandboxLimits
+from verifier.agents.sandbox.seed import SeedError, batches, read_seed
+from verifier.agents.sandbox.threads import ThreadSandboxes
 from verifier.errors import UnknownSandbox
 from verifier.sandbox import container as engine
 from verifier.sandbox import gc, provenance
@@ -384,7 +384,7 @@ class Scripted:
 
 
 def test_a_thread_whose_sandbox_ended_gets_a_new_one_and_a_race_loser_attaches(monkeypatch: pytest.MonkeyPatch) -> None:
-    from verifier.agents import thread_sandboxes
+    from verifier.agents.sandbox import threads as thread_sandboxes
 
     removed: list[str] = []
     monkeypatch.setattr(thread_sandboxes, "discard", lambda api, made: removed.append(made.id))

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from verifier.agents.docker_sandbox import AGENT_UID, DockerSandbox
+from verifier.agents.sandbox.box import AGENT_UID, DockerSandbox
 
 pytestmark = pytest.mark.docker
 

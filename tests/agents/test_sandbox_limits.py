@@ -3,7 +3,7 @@ is the same field (name, type, meaning), and all of them reach the container."""
 
 from __future__ import annotations
 
-from verifier.agents.sandbox_limits import SHARED_FIELDS, AgentSandboxLimits
+from verifier.agents.sandbox.limits import SHARED_FIELDS, AgentSandboxLimits
 from verifier.limits import Limits
 
 #: What only a session has: its commands' time limits and the workspace tmpfs.

@@ -33,11 +33,11 @@ _EXPORTS = {
     "NoCandidate": "candidates",
     "StateFile": "candidates",
     "latest_code_block": "candidates",
-    "AgentSandboxLimits": "sandbox_limits",
-    "DockerSandbox": "docker_sandbox",
-    "ThreadSandboxes": "thread_sandboxes",
-    "SandboxFile": "sandbox_candidate",
-    "SandboxFiles": "sandbox_candidate",
+    "AgentSandboxLimits": "sandbox.limits",
+    "DockerSandbox": "sandbox.box",
+    "ThreadSandboxes": "sandbox.threads",
+    "SandboxFile": "sandbox.candidate",
+    "SandboxFiles": "sandbox.candidate",
     "Decision": "gate",
     "decide": "gate",
     "GRADER_RULES": "middleware",
@@ -49,7 +49,7 @@ _EXPORTS = {
     "default_url": "recorder",
     "EvidenceTool": "tools",
     "make_run_test_suite": "tools",
-    "SeedError": "sandbox_seed",
+    "SeedError": "sandbox.seed",
     "NoDatabase": "recorder",
 }
 __all__ = [
@@ -81,14 +81,14 @@ __all__ = [
 
 if TYPE_CHECKING:
     from verifier.agents.candidates import CandidateSource, CodeBlock, NoCandidate, StateFile, latest_code_block
-    from verifier.agents.docker_sandbox import DockerSandbox
     from verifier.agents.gate import Decision, decide
     from verifier.agents.middleware import GRADER_RULES, VerifiedRubric, verified_rubric
     from verifier.agents.recorder import NoDatabase, RunRecorder, RunsReport, ToolCall, default_url
-    from verifier.agents.sandbox_candidate import SandboxFile, SandboxFiles
-    from verifier.agents.sandbox_limits import AgentSandboxLimits
-    from verifier.agents.sandbox_seed import SeedError
-    from verifier.agents.thread_sandboxes import ThreadSandboxes
+    from verifier.agents.sandbox.box import DockerSandbox
+    from verifier.agents.sandbox.candidate import SandboxFile, SandboxFiles
+    from verifier.agents.sandbox.limits import AgentSandboxLimits
+    from verifier.agents.sandbox.seed import SeedError
+    from verifier.agents.sandbox.threads import ThreadSandboxes
     from verifier.agents.tools import EvidenceTool, make_run_test_suite
 
 

@@ -10,7 +10,7 @@ The thread's sandbox id is derived from the thread id (and a `namespace`, so two
 on one engine do not share sandboxes): `verifier-agent-t<digest>`. The engine refuses a second
 container of one name, so two processes that ask for a new thread at once cannot make two
 sandboxes: the loser attaches to the winner's. A container under a thread's id that is not
-proven ours (`sandbox_identity.prove`: a look-alike that copies our labels) is refused, never
+proven ours (`identity.prove`: a look-alike that copies our labels) is refused, never
 served and never removed. Deep Agents 0.7 takes a backend instance, not a
 factory, so build the agent for the thread's sandbox, e.g. in a LangGraph graph factory::
 
@@ -29,10 +29,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from verifier.agents.docker_sandbox import DockerSandbox
-from verifier.agents.sandbox_identity import discard, prove
-from verifier.agents.sandbox_lease import check_idle_timeout
-from verifier.agents.sandbox_limits import AgentSandboxLimits
+from verifier.agents.sandbox.box import DockerSandbox
+from verifier.agents.sandbox.identity import discard, prove
+from verifier.agents.sandbox.lease import check_idle_timeout
+from verifier.agents.sandbox.limits import AgentSandboxLimits
 from verifier.errors import SandboxUnavailable, UnknownSandbox
 from verifier.sandbox.container import NameTaken, connect, container_record
 from verifier.sandbox.gc import owner_alive

@@ -22,7 +22,7 @@ from typing import Any
 from deepagents.backends.protocol import FILE_NOT_FOUND, IS_DIRECTORY, PERMISSION_DENIED
 
 from verifier.agents.candidates import NoCandidate
-from verifier.agents.docker_sandbox import WORKSPACE, DockerSandbox
+from verifier.agents.sandbox.box import WORKSPACE, DockerSandbox
 
 #: The download protocol's own error codes: the only sandbox answers a reason names.
 _CODES = frozenset({FILE_NOT_FOUND, IS_DIRECTORY, PERMISSION_DENIED})

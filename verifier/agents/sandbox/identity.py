@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from verifier.agents.sandbox_lease import LEASE_DIR, LEASE_TMPFS, check_idle_timeout, watchdog_command
-from verifier.agents.sandbox_limits import AgentSandboxLimits
+from verifier.agents.sandbox.lease import LEASE_DIR, LEASE_TMPFS, check_idle_timeout, watchdog_command
+from verifier.agents.sandbox.limits import AgentSandboxLimits
 from verifier.errors import UnknownSandbox
 from verifier.sandbox import provenance
 from verifier.sandbox.backend import SandboxJob

@@ -29,12 +29,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from verifier.agents.sandbox_files import PYTHON
+from verifier.agents.sandbox.files import PYTHON
 
 #: The keeper's own tmpfs: the lease lives here.
 LEASE_DIR = "/run/verifier-keeper"
 LEASE = f"{LEASE_DIR}/lease"
-#: Mount options of LEASE_DIR (uid 65534 is the keeper: see docker_sandbox.KEEPER_UID).
+#: Mount options of LEASE_DIR (uid 65534 is the keeper: see box.KEEPER_UID).
 LEASE_TMPFS = "rw,nosuid,nodev,noexec,size=65536,uid=65534,gid=65534,mode=0700"
 #: Bounds of an idle timeout (seconds).
 MIN_IDLE_S = 1.0

@@ -1,7 +1,7 @@
 """`DockerSandbox(seed_from=PATH)`: a host folder copied into a new sandbox's workspace.
 
 Copied, never mounted: the host folder is read here, once, bounded (`max_files`, `max_bytes`),
-and its bytes travel like any upload (`sandbox_files.UPLOAD` over an exec's stdin, as the
+and its bytes travel like any upload (`files.UPLOAD` over an exec's stdin, as the
 agent's user), so nothing the agent does later reaches the host's files. Caches and `.git` are
 left out (`verifier.hashing.SKIP_DIRS`, `*.pyc`); a symbolic link, a FIFO or a device, a name
 that is not UTF-8, or a folder over the bounds is refused with the reason, before anything is

@@ -24,13 +24,13 @@ Two lifetimes:
 - **lasting** (`idle_timeout_s=`): the sandbox outlives its process. Another process (of the
   same user, on the same host) reconnects with `DockerSandbox.attach(sandbox_id)`
   (`ThreadSandboxes` does it per LangGraph thread), once the host's record written when it was
-  made and its actual configuration prove it ours (`sandbox_identity`; never its labels). The
+  made and its actual configuration prove it ours (`identity`; never its labels). The
   workspace is a named volume on a size-limited tmpfs, removed with the sandbox. The keep-alive
   is a watchdog that ends the container once nobody has used it for its idle timeout
-  (`sandbox_lease`), and `verifier gc` then removes container and volume. Ctrl-C or a crash
+  (`lease`), and `verifier gc` then removes container and volume. Ctrl-C or a crash
   leaves it running until then, never longer.
 
-`seed_from=PATH` copies a host folder into a new sandbox's workspace (`sandbox_seed`).
+`seed_from=PATH` copies a host folder into a new sandbox's workspace (`seed`).
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ from typing import Any
 from deepagents.backends.protocol import ExecuteResponse, FileDownloadResponse, FileUploadResponse
 from deepagents.backends.sandbox import BaseSandbox
 
-from verifier.agents.sandbox_exec import BACKSTOP_S, Exec, ExecOutcome, backstop, shell_command
-from verifier.agents.sandbox_files import (
+from verifier.agents.sandbox.commands import BACKSTOP_S, Exec, ExecOutcome, backstop, shell_command
+from verifier.agents.sandbox.files import (
     DOWNLOAD,
     FOLDER,
     PYTHON,
@@ -64,7 +64,7 @@ from verifier.agents.sandbox_files import (
     upload_results,
     upload_stream,
 )
-from verifier.agents.sandbox_identity import (
+from verifier.agents.sandbox.identity import (
     AGENT_CPU_SHARES,
     AGENT_UID,
     FACT_IDLE,
@@ -87,9 +87,9 @@ from verifier.agents.sandbox_identity import (
     prove,
     record_made,
 )
-from verifier.agents.sandbox_lease import LeaseClock, check_idle_timeout, renew_command
-from verifier.agents.sandbox_limits import FLOOD_FACTOR, AgentSandboxLimits
-from verifier.agents.sandbox_seed import MAX_SEED_FILES, SeedError, batches, read_seed
+from verifier.agents.sandbox.lease import LeaseClock, check_idle_timeout, renew_command
+from verifier.agents.sandbox.limits import FLOOD_FACTOR, AgentSandboxLimits
+from verifier.agents.sandbox.seed import MAX_SEED_FILES, SeedError, batches, read_seed
 from verifier.errors import InvalidInput
 from verifier.hashing import SKIP_DIRS
 from verifier.inputs import MAX_TREE_BYTES, MAX_TREE_FILES
@@ -104,7 +104,7 @@ from verifier.suite import load_suite
 from verifier.text import one_line
 
 SCRATCH = "/tmp"
-#: Re-exported: the sandbox's users, labels and CPU weight live in `sandbox_identity`.
+#: Re-exported: the sandbox's users, labels and CPU weight live in `identity`.
 __all__ = [
     "AGENT_CPU_SHARES",
     "AGENT_UID",
@@ -329,7 +329,7 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         engine) by its id, the `id` property its maker saw. The result serves it with the limits
         and shell it was made with; `release()` lets go of it again, `close()` removes it.
 
-        Ours means proven, never read from labels (`sandbox_identity.prove`): the host's record
+        Ours means proven, never read from labels (`identity.prove`): the host's record
         written when it was made names this container's id, name, image and configuration digest,
         and its actual configuration (read-only root, no network, capabilities, users, limits,
         mounts, runtime) is the one it is made with.
@@ -413,7 +413,7 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
 
     def _renew(self, need_s: float) -> None:
         """Before a call that may take `need_s` seconds: move a lasting sandbox's lease past it
-        (`sandbox_lease`), when this process's last write does not reach that far. Raises
+        (`lease`), when this process's last write does not reach that far. Raises
         EngineError."""
         if self._lease is None:
             return
