@@ -132,7 +132,7 @@ def test_a_handle_has_exactly_its_types_protocols() -> None:
     assert plain != 1 and plain == plain  # identity needs no answer from the candidate
     with pytest.raises(TypeError):
         _ = plain < 1  # type: ignore[operator]  # Python's own answer: the type has no ordering
-    full = make_handle(session, ["H", 2], 1, "Bag", [], ["__len__", "__iter__", "__call__", "unhashable"])
+    full = make_handle(session, ["H", 2], 1, "Bag", [], ["m:__len__", "m:__iter__", "m:__call__", "n:__hash__"])
     assert callable(full) and isinstance(full, collections.abc.Sized) and isinstance(full, collections.abc.Iterable)
     with pytest.raises(TypeError, match="unhashable"):
         hash(full)  # the type's own answer, from Python
@@ -140,7 +140,7 @@ def test_a_handle_has_exactly_its_types_protocols() -> None:
 
 def test_a_handle_refuses_what_only_the_candidate_could_answer() -> None:
     session = _session()
-    h = make_handle(session, ["H", 1], 1, "LRU", [], ["eq", "order"])
+    h = make_handle(session, ["H", 1], 1, "LRU", [], ["m:__eq__", "n:__hash__", "m:__lt__"])
     for compare in (lambda: h == 1, lambda: h != h, lambda: h < 2, lambda: sorted([h, h])):
         with pytest.raises(HandleRefused, match="cannot be compared"):
             compare()
