@@ -236,6 +236,13 @@ def _refuse_class(self: Handle) -> NoReturn:
     )
 
 
+def _refuse_dataclass(self: Handle) -> NoReturn:
+    raise HandleRefused(
+        "dataclasses' helpers (fields, asdict, astuple, replace) cannot read a candidate object: "
+        "compare its attributes instead, e.g. `assert (p.x, p.y) == (1, 2)`"
+    )
+
+
 def _refuse_new(cls: type, *args: Any, **kwargs: Any) -> NoReturn:
     raise HandleRefused(
         "a candidate object's type cannot be called through the object (type(obj)(...)): "
@@ -359,6 +366,10 @@ def handle_type(session: CandidateSession, type_name: str, protocols: list[str])
         namespace["__hash__"] = Handle.__hash__
     if "class" in wanted:
         namespace["__class__"] = property(_refuse_class)
+    if "__dataclass_fields__" in defined:
+        # is_dataclass() answers as for the real type; fields(), asdict(), replace() would read
+        # the candidate's Field objects, compared by identity with dataclasses' own: refused.
+        namespace["__dataclass_fields__"] = property(_refuse_dataclass)
     cls = type(safe, (Handle,), namespace)
     for entry in wanted:
         kind, _, name = entry.partition(":")
