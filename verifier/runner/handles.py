@@ -9,14 +9,21 @@ be passed back to the candidate as an argument. Candidate classes (``from soluti
 LRU``) are `RemoteClass`es: calling one constructs in the candidate's process, and
 ``isinstance(obj, LRU)`` asks the candidate.
 
-A handle is what it stands for, or aborts: its class is made for the candidate object's type
-(same name) and has exactly the protocols that type has (the candidate process lists them), so
-``callable()``, ``iter()``, ``len()``, ``hash()``, ``collections.abc`` checks and operators
-answer as the object would. What only the candidate could answer, and could always answer in
-its own favour, is refused with `HandleRefused`, an abort no ``pytest.raises`` can catch:
-``==`` and ordering of a type with its own ``__eq__`` / ``<``. A type without its own ``__eq__``
-compares by identity, which needs no trust. A handle lives as long as the candidate process
-that made it (one test, by default); using it later is a fault (`StaleHandle`).
+A handle is what it stands for, or aborts: its class is generated from the candidate object's
+type as the candidate process describes it (`wire.MAX_DESCRIPTION`): same name, exactly the
+special methods the type defines and none it lacks, each called where the object lives with
+the arguments Python passed and its answer returned as is (NotImplemented included), so
+Python's own fallbacks (``math.floor`` through ``__float__``, ``bytes()`` through iteration)
+run only when the real type has no method of its own; ``None`` where the type has None; the
+standard library's ABCs the type is a subclass of (`wire.ABCS`) registered. What only the
+candidate could answer, and could always answer in its own favour, is refused with
+`HandleRefused`, an abort no ``pytest.raises`` can catch: ``==``, ``!=`` and ordering of a type
+with its own, an overridden ``__class__`` (what ``isinstance`` asks), ``type(h)(...)``,
+dataclasses' helpers. A type without its own ``__eq__`` compares by identity, which needs no
+trust. An answer Python requires to be of a type (``__index__``, ``__fspath__``, ``__str__``)
+that is not exactly that type is an abort: a subclass of it cannot cross as itself. A handle
+lives as long as the candidate process that made it (one test, by default); using it later is a
+fault (`StaleHandle`).
 """
 
 from __future__ import annotations

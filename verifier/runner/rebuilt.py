@@ -5,8 +5,10 @@ class is the builtin class it derives from, the standard library's class when th
 already has that module, or a stand-in subclass of those made here for the candidate's own
 class (one per class and run, so ``from solution import InsufficientFunds`` and the exception
 a call raises are the same class, and ``pytest.raises(InsufficientFunds)``, ``pytest.raises
-(ValueError)`` and ``except BankError`` work as with the real one). Its ``args``, ``str()``,
-plain-data attributes and its chain (``__cause__``, ``__context__``) come along.
+(ValueError)`` and ``except BankError`` work as with the real one). Its ``args`` (exactly),
+``str()``, plain-data attributes, PEP 678 ``__notes__``, its chain (``__cause__``,
+``__context__``, ``__suppress_context__``) and an exception group's members come along; args or
+notes that cannot cross, or a chain longer than `wire.MAX_CHAIN`, make it an abort.
 
 What steers control flow never crosses as itself: ``StopIteration`` (outside ``next()``),
 ``StopAsyncIteration``, ``GeneratorExit``, ``SystemExit``, ``KeyboardInterrupt`` or any other
