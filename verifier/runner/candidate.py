@@ -85,10 +85,23 @@ def _exception_payload(exc: BaseException, objects: Objects | None = None, depth
         notes = _MISSING
     if notes is not _MISSING:  # PEP 678: pytest.raises(match=...) reads them
         encoded_notes = _plain_or_none(notes, objects)
-        if encoded_notes is None:
+        if encoded_notes is None and notes is not None:
             payload["lost"] = "__notes__"
         else:
             payload["notes"] = encoded_notes
+    members: dict[str, Any] = {}
+    for name in _members(type(exc)):
+        try:
+            value = getattr(exc, name)
+        except Exception:  # noqa: BLE001 - a member not set (OSError.characters_written)
+            continue
+        encoded_member = _plain_or_none(value, objects)
+        if encoded_member is None and value is not None:
+            payload["lost"] = name
+        else:
+            members[name] = encoded_member
+    if members:
+        payload["members"] = members
     try:
         attrs = [(k, v) for k, v in vars(exc).items() if isinstance(k, str) and not k.startswith("__")]
     except TypeError:
@@ -105,6 +118,27 @@ def _exception_payload(exc: BaseException, objects: Objects | None = None, depth
                 payload[key] = _exception_payload(linked, objects, depth + 1)
     payload["suppress_context"] = bool(exc.__suppress_context__)
     return payload
+
+
+#: Attributes of builtin exceptions kept outside ``args`` and ``__dict__`` (OSError.filename,
+#: ImportError.name, AttributeError.obj, ...); those derived from ``args`` are rebuilt from it.
+_DERIVED = frozenset({"args", "exceptions", "message"})
+
+
+def _members(cls: type) -> list[str]:
+    names = []
+    for klass in getattr(cls, "__mro__", ()):
+        if klass.__module__ != "builtins" or not issubclass(klass, BaseException):
+            continue
+        for name, value in vars(klass).items():
+            if (
+                isinstance(value, (types.MemberDescriptorType, types.GetSetDescriptorType))
+                and not name.startswith("__")
+                and name not in _DERIVED
+                and name not in names
+            ):
+                names.append(name)
+    return names
 
 
 def _warning_payload(w: warnings.WarningMessage, objects: Objects) -> dict[str, Any]:

@@ -39,6 +39,8 @@ __tracebackhide__ = True
 MAX_MESSAGE = 4000
 
 
+_UNSET = object()
+
 #: What of a candidate exception crosses exactly, or the exception is an abort.
 _KEPT = ("args", "__notes__", "__cause__", "__context__")
 
@@ -169,7 +171,7 @@ class CandidateClasses:
         if lost is not None:
             # What a test reads of an exception (its args, notes and chain) is the real one's or
             # nothing: never a stand-in that answers differently.
-            what = str(lost)[:40] if lost in _KEPT else "args"
+            what = str(lost)[:40] if lost in _KEPT else "fields"
             raise NotPlainData(
                 f"the candidate's exception has {what} that cannot cross (not plain data, too large, or a chain "
                 f"longer than {wire.MAX_CHAIN})",
@@ -187,6 +189,19 @@ class CandidateClasses:
             len(exc.args) != len(values) or any(a is not b for a, b in zip(exc.args, values, strict=False))
         ):
             exc.args = tuple(values)  # as the candidate's was, whatever its class's constructor makes of them
+        members = payload.get("members")
+        for key, value in members.items() if isinstance(members, dict) else ():
+            # Builtin exceptions' own fields outside args (OSError.filename, ImportError.name).
+            if isinstance(key, str) and not key.startswith("_") and key not in ("args", "exceptions", "message"):
+                decoded = wire.decode(value, resolve=resolve)
+                try:
+                    if getattr(exc, key, _UNSET) is not decoded:  # OSError's str() tells an unset field from None
+                        setattr(exc, key, decoded)
+                except (AttributeError, TypeError) as err:
+                    raise NotPlainData(
+                        f"the candidate's exception has a field {key[:40]!r} that cannot be rebuilt",
+                        f"{raised}: {message}",
+                    ) from err
         if "notes" in payload:
             notes = wire.decode(payload["notes"], resolve=resolve)
             exc.__notes__ = notes  # type: ignore[attr-defined]

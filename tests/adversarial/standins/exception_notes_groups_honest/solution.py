@@ -1,5 +1,5 @@
 # expect: passed
-# technique: (honest) PEP 678 notes and exception groups (members, except*, subgroup, split) come back as the candidate raised them
+# technique: (honest) PEP 678 notes, exception groups (members, except*, subgroup, split) and builtin exceptions' fields outside args (OSError.filename, ImportError.name) come back as the candidate raised them
 class ParseError(ValueError):
     pass
 
@@ -27,3 +27,11 @@ def reraised():
         raise KeyError("inner")
     except KeyError as exc:
         raise RuntimeError("outer") from exc
+
+
+def load(path):
+    raise FileNotFoundError(2, "No such file or directory", path)
+
+
+def plugin(name):
+    raise ImportError(f"no plugin {name}", name=name, path="/plugins")

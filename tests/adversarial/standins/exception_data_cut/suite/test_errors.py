@@ -1,6 +1,6 @@
 import pytest
 
-from solution import chained, validate
+from solution import chained, open_data, validate
 
 
 def test_message_is_short():
@@ -13,3 +13,9 @@ def test_chain_is_short():
     with pytest.raises(RuntimeError) as info:
         chained(20)
     assert info.value.__cause__.__cause__.__cause__.__cause__ is None
+
+
+def test_no_file_named():
+    with pytest.raises(FileNotFoundError) as info:
+        open_data()
+    assert info.value.filename is None

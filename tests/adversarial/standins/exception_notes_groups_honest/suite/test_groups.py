@@ -1,6 +1,6 @@
 import pytest
 
-from solution import ParseError, parse, reraised, validate_all
+from solution import ParseError, load, parse, plugin, reraised, validate_all
 
 
 def test_notes():
@@ -41,3 +41,13 @@ def test_chain():
     assert isinstance(info.value.__cause__, KeyError)
     assert info.value.__context__ is info.value.__cause__
     assert info.value.__suppress_context__ is True
+
+
+def test_builtin_fields_outside_args():
+    with pytest.raises(FileNotFoundError) as info:
+        load("data.csv")
+    assert (info.value.errno, info.value.strerror, info.value.filename) == (2, "No such file or directory", "data.csv")
+    assert info.value.args == (2, "No such file or directory")
+    with pytest.raises(ImportError, match="no plugin x") as imp:
+        plugin("x")
+    assert (imp.value.name, imp.value.path) == ("x", "/plugins")
