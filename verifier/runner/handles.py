@@ -378,7 +378,11 @@ def handle_type(session: CandidateSession, type_name: str, protocols: list[str])
         # the candidate's Field objects, compared by identity with dataclasses' own: refused.
         namespace["__dataclass_fields__"] = property(_refuse_dataclass)
     cls = type(safe, (Handle,), namespace)
-    _register(cls, wanted)
+    for entry in wanted:
+        kind, _, name = entry.partition(":")
+        abc = _abc(name) if kind == "abc" else None
+        if abc is not None:
+            abc.register(cls)  # type: ignore[attr-defined]
     session.handle_types[key] = cls
     return cls
 
@@ -475,22 +479,12 @@ def handle_of(obj: Any) -> Handle | None:
     return obj if issubclass(type(obj), Handle) else None
 
 
-def remote_class(handle: Handle, name: str, abcs: list[str] | None = None) -> type:
-    """A trusted-side class standing for a candidate class, registered with the standard
-    library's ABCs it is a subclass of (``"abc:NAME"`` entries, `wire.ABCS`)."""
+def remote_class(handle: Handle, name: str) -> type:
+    """A trusted-side class standing for a candidate class."""
     safe = name if name.isidentifier() else "CandidateClass"
     cls = RemoteClassMeta(safe, (), {"__module__": "candidate", "__slots__": ()})
     type.__setattr__(cls, "_verifier_handle", handle)
-    _register(cls, abcs or [])
     return cls
-
-
-def _register(cls: type, entries: Any) -> None:
-    for entry in entries:
-        kind, _, name = str(entry).partition(":")
-        abc = _abc(name) if kind == "abc" else None
-        if abc is not None:
-            abc.register(cls)  # type: ignore[attr-defined]
 
 
 def _bad(what: str, got: str) -> NoReturn:
