@@ -57,6 +57,30 @@ def test_honest_cases_pass_plain_pytest_too(case: Path, tmp_path: Path) -> None:
     assert run.returncode == 0, run.stdout[-2000:]
 
 
+def _plain(case: Path) -> str | None:
+    """What plain pytest says of a hostile case (its `# plain: <outcome>` line), if it says."""
+    lines = (case / "solution.py").read_text().splitlines()
+    return next((line.split(":", 1)[1].strip() for line in lines[:3] if line.startswith("# plain:")), None)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if _plain(c) == "failed"], ids=lambda c: c.name)
+def test_hostile_cases_fail_plain_pytest_too(case: Path, tmp_path: Path) -> None:
+    """A forged pass is one plain pytest does not give: the same suite fails the candidate in one
+    process, so the verifier's failing verdict is the real object's answer, not a refusal."""
+    for item in (case / "suite").iterdir():
+        (tmp_path / item.name).write_bytes(item.read_bytes())
+    (tmp_path / "solution.py").write_bytes((case / "solution.py").read_bytes())
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 1, run.stdout[-2000:]
+    assert " passed" not in run.stdout.splitlines()[-1], run.stdout[-2000:]  # every test fails there too
+
+
 @pytest.mark.parametrize("runner", ["pytest", "direct"])
 @pytest.mark.parametrize("slow_import", [False, True], ids=["during-calls", "during-import"])
 def test_a_budget_that_ran_out_is_one_fact(verifier: Verifier, tmp_path: Path, slow_import: bool, runner: str) -> None:

@@ -132,7 +132,7 @@ def test_a_handle_has_exactly_its_types_protocols() -> None:
     assert plain != 1 and plain == plain  # identity needs no answer from the candidate
     with pytest.raises(TypeError):
         _ = plain < 1  # type: ignore[operator]  # Python's own answer: the type has no ordering
-    full = make_handle(session, ["H", 2], 1, "Bag", [], ["__len__", "__iter__", "__call__", "unhashable"])
+    full = make_handle(session, ["H", 2], 1, "Bag", [], ["m:__len__", "m:__iter__", "m:__call__", "n:__hash__"])
     assert callable(full) and isinstance(full, collections.abc.Sized) and isinstance(full, collections.abc.Iterable)
     with pytest.raises(TypeError, match="unhashable"):
         hash(full)  # the type's own answer, from Python
@@ -140,7 +140,7 @@ def test_a_handle_has_exactly_its_types_protocols() -> None:
 
 def test_a_handle_refuses_what_only_the_candidate_could_answer() -> None:
     session = _session()
-    h = make_handle(session, ["H", 1], 1, "LRU", [], ["eq", "order"])
+    h = make_handle(session, ["H", 1], 1, "LRU", [], ["m:__eq__", "n:__hash__", "m:__lt__"])
     for compare in (lambda: h == 1, lambda: h != h, lambda: h < 2, lambda: sorted([h, h])):
         with pytest.raises(HandleRefused, match="cannot be compared"):
             compare()
@@ -161,3 +161,86 @@ def test_mutation_carry_back_never_asks_a_handle_for_equality() -> None:
     assert values[0] is a  # the same reference: left as it was
     proxy._sync_in_place(values, [other, 1])
     assert values[0] is other
+
+
+class _Number:
+    def __init__(self, v: float) -> None:
+        self.v = v
+
+    def __float__(self) -> float:
+        return self.v
+
+    def __floor__(self) -> int:
+        return 0
+
+    def __round__(self, n: int | None = None) -> int:
+        return 0
+
+    def __radd__(self, other: object) -> object:
+        return NotImplemented
+
+
+class _Seq(collections.abc.Sequence[int]):
+    def __getitem__(self, i: Any) -> Any:
+        raise IndexError(i)
+
+    def __len__(self) -> int:
+        return 0
+
+
+class _Ne:
+    def __ne__(self, other: object) -> bool:
+        return False
+
+
+class _Slotted:
+    __slots__ = ("x",)
+
+
+_SAMPLES: list[Any] = [
+    _Number(1.5),
+    _Seq(),
+    _Ne(),
+    _Slotted(),
+    bytearray(b"x"),
+    collections.OrderedDict(),
+    collections.deque(),
+    iter([1]),
+    (i for i in range(1)),
+    len,
+    _Number.__init__,
+    range(3).__iter__(),
+    memoryview(b"x"),
+]
+
+
+@pytest.mark.parametrize("obj", _SAMPLES, ids=lambda o: type(o).__name__)
+def test_a_handles_class_has_exactly_the_special_methods_of_the_type(obj: Any) -> None:
+    """Generated from the type's description (as the candidate process makes it): every special
+    name Python or a protocol check may look up on the type is there exactly when the real type
+    has it, and every standard ABC answers as for the real object."""
+    import numbers
+    import os
+    import typing
+
+    from verifier.runner import candidate, handles, wire
+
+    real = type(obj)
+    description = candidate._protocols(real)
+    cls = handles.handle_type(_session(), real.__name__, description)
+    names = {n for k in real.__mro__ for n in vars(k) if n.startswith("__") and n.endswith("__")}
+    names |= {
+        "__trunc__", "__floor__", "__ceil__", "__bytes__", "__fspath__", "__index__", "__length_hint__",
+        "__contains__", "__reversed__", "__missing__", "__aiter__", "__anext__", "__await__", "__aenter__",
+        "__aexit__", "__enter__", "__exit__", "__get__", "__set__", "__delete__", "__buffer__", "__copy__",
+        "__deepcopy__", "__iter__", "__next__", "__len__", "__bool__", "__call__", "__complex__", "__int__",
+    }  # fmt: skip
+    for name in sorted(names - handles._OWN):
+        assert hasattr(cls, name) == hasattr(real, name), name
+        if hasattr(real, name) and getattr(real, name) is None:
+            assert getattr(cls, name) is None, name
+    h = make_handle(_session(), ["H", 1], 1, real.__name__, [], description)
+    abcs = [handles._abc(n) for n in wire.ABCS]
+    protocols = [typing.SupportsIndex, typing.SupportsFloat, typing.SupportsRound, typing.SupportsAbs, os.PathLike]
+    for abc in [*abcs, *protocols, numbers.Number]:
+        assert isinstance(h, abc) == isinstance(obj, abc), abc  # type: ignore[arg-type]

@@ -77,18 +77,68 @@ def _exception_payload(exc: BaseException, objects: Objects | None = None, depth
     args = _plain_or_none(list(exc.args), objects)
     if args is not None:
         payload["args"] = args
+    else:
+        payload["lost"] = "args"
+    try:
+        notes = vars(exc).get("__notes__", _MISSING)
+    except TypeError:
+        notes = _MISSING
+    if notes is not _MISSING:  # PEP 678: pytest.raises(match=...) reads them
+        encoded_notes = _plain_or_none(notes, objects)
+        if encoded_notes is None and notes is not None:
+            payload["lost"] = "__notes__"
+        else:
+            payload["notes"] = encoded_notes
+    members: dict[str, Any] = {}
+    for name in _members(type(exc)):
+        try:
+            value = getattr(exc, name)
+        except Exception:  # noqa: BLE001 - a member not set (OSError.characters_written)
+            continue
+        encoded_member = _plain_or_none(value, objects)
+        if encoded_member is None and value is not None:
+            payload["lost"] = name
+        else:
+            members[name] = encoded_member
+    if members:
+        payload["members"] = members
     try:
         attrs = [(k, v) for k, v in vars(exc).items() if isinstance(k, str) and not k.startswith("__")]
     except TypeError:
         attrs = []
     encoded = {k: _plain_or_none(v, objects) for k, v in attrs[: wire.MAX_ATTRS]}
     payload["attrs"] = {k: v for k, v in encoded.items() if v is not None}
-    if depth < wire.MAX_CHAIN:
-        for key, linked in (("cause", exc.__cause__), ("context", exc.__context__)):
-            if isinstance(linked, BaseException) and linked is not exc:
+    for key, linked in (("cause", exc.__cause__), ("context", exc.__context__)):
+        if key == "context" and linked is not None and linked is exc.__cause__:
+            payload["context_is_cause"] = True  # `raise ... from exc` inside `except`: one object
+        elif isinstance(linked, BaseException):
+            if depth >= wire.MAX_CHAIN or linked is exc:
+                payload["lost"] = f"__{key}__"  # a chain longer than crosses (or a cycle)
+            else:
                 payload[key] = _exception_payload(linked, objects, depth + 1)
-        payload["suppress_context"] = bool(exc.__suppress_context__)
+    payload["suppress_context"] = bool(exc.__suppress_context__)
     return payload
+
+
+#: Attributes of builtin exceptions kept outside ``args`` and ``__dict__`` (OSError.filename,
+#: ImportError.name, AttributeError.obj, ...); those derived from ``args`` are rebuilt from it.
+_DERIVED = frozenset({"args", "exceptions", "message"})
+
+
+def _members(cls: type) -> list[str]:
+    names = []
+    for klass in getattr(cls, "__mro__", ()):
+        if klass.__module__ != "builtins" or not issubclass(klass, BaseException):
+            continue
+        for name, value in vars(klass).items():
+            if (
+                isinstance(value, (types.MemberDescriptorType, types.GetSetDescriptorType))
+                and not name.startswith("__")
+                and name not in _DERIVED
+                and name not in names
+            ):
+                names.append(name)
+    return names
 
 
 def _warning_payload(w: warnings.WarningMessage, objects: Objects) -> dict[str, Any]:
@@ -104,9 +154,6 @@ def _warning_payload(w: warnings.WarningMessage, objects: Objects) -> dict[str, 
     return payload
 
 
-_ORDER = ("__lt__", "__le__", "__gt__", "__ge__")
-
-
 _MISSING = object()
 
 
@@ -116,27 +163,65 @@ def _lookup(cls: type, name: str) -> Any:
         found = vars(klass).get(name, _MISSING)
         if found is not _MISSING:
             return found
-    return None
+    return _MISSING
+
+
+_HEAP_TYPE = 1 << 9
+
+
+def _special(name: Any) -> bool:
+    return type(name) is str and len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _abc_table() -> dict[str, type]:
+    import collections.abc
+    import contextlib
+    import io
+    import numbers
+
+    mods = {"collections.abc": collections.abc, "numbers": numbers, "os": os, "io": io, "contextlib": contextlib}
+    return {name: getattr(mods[name.rpartition(".")[0]], name.rpartition(".")[2]) for name in wire.ABCS}
 
 
 def _protocols(cls: type) -> list[str]:
-    """What of `wire.PROTOCOLS` the type `cls` has: the handle on the trusted side has exactly these."""
+    """The type `cls` as `wire.MAX_DESCRIPTION` says: every special name it defines other than
+    object's (what each is), the standard library's ABCs it is a subclass of, weak references,
+    and whether it overrides ``__class__``. The handle on the trusted side is made from this."""
+    mro = getattr(cls, "__mro__", (cls,))
+    names: dict[str, None] = {}
+    for klass in mro:
+        if klass is object:
+            continue
+        for name in list(vars(klass)):
+            if _special(name):
+                names.setdefault(name)
     found = []
-    for name in wire.PROTOCOLS:
-        if name in wire.EVERY_OBJECT:
-            continue  # every handle has these
-        if name == "eq":
-            has = _lookup(cls, "__eq__") is not object.__eq__
-        elif name == "order":
-            has = any(_lookup(cls, op) is not vars(object)[op] for op in _ORDER)
-        elif name == "unhashable":
-            has = _lookup(cls, "__hash__") is None
-        elif name == "__format__":
-            has = _lookup(cls, "__format__") is not object.__format__
+    for name in names:
+        value = _lookup(cls, name)
+        if value is _MISSING or value is vars(object).get(name, _MISSING):
+            continue
+        if value is None:
+            found.append(f"n:{name}")
+        elif isinstance(value, (property, types.GetSetDescriptorType, types.MemberDescriptorType)) or not (
+            callable(value) or hasattr(type(value), "__get__")
+        ):
+            found.append(f"p:{name}")
         else:
-            has = _lookup(cls, name) is not None
-        if has:
-            found.append(name)
+            found.append(f"m:{name}")
+    for name, abc in _abc_table().items():
+        try:
+            if issubclass(cls, abc):
+                found.append(f"abc:{name}")
+        except Exception:  # noqa: BLE001 - a metaclass whose checks raise: not a subclass
+            continue
+    if getattr(cls, "__weakrefoffset__", 0):
+        found.append("weakref")
+    if any(
+        getattr(k, "__flags__", 0) & _HEAP_TYPE and ("__class__" in vars(k) or "__getattribute__" in vars(k))
+        for k in mro
+        if k is not object
+    ):
+        found.append("class")
     return found
 
 
@@ -241,41 +326,54 @@ _RAISED = object()
 _BINARY = {f"__{op}__": getattr(operator, f"{op}_" if op in ("and", "or") else op) for op in wire.BINARY}
 _INPLACE = {f"__i{op}__": getattr(operator, f"i{op}") for op in wire.BINARY}
 _UNARY: dict[str, Any] = {
-    "__neg__": operator.neg, "__pos__": operator.pos, "__abs__": abs, "__invert__": operator.invert,
-    "__int__": int, "__float__": float, "__complex__": complex, "__index__": operator.index,
-    "__reversed__": reversed, "__hash__": hash, "__enter__": lambda t: type(t).__enter__(t),
-    "__copy__": copy.copy, "__deepcopy__": copy.deepcopy, "__dir__": lambda t: sorted(map(str, dir(t))),
+    "__hash__": hash, "__copy__": copy.copy, "__deepcopy__": copy.deepcopy,
+    "__dir__": lambda t: sorted(map(str, dir(t))), "__sizeof__": sys.getsizeof,
 }  # fmt: skip
 
 
-def _dunder(target: Any, name: str, args: list[Any]) -> Any:
-    """An operator on `target` as Python itself applies it (reflected operands included)."""
+class _NotImplemented:
+    """A special method's own answer NotImplemented: the trusted side's Python goes on from it."""
+
+
+def _dunder(target: Any, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """A special method of `target`'s type. Binary operators as Python itself applies them
+    (reflected operands included: both operands are here); any other as Python calls it, the
+    type's own method with the arguments the trusted side's Python passed, its answer as is."""
     if name in _UNARY:
         return _UNARY[name](target)
-    if name == "__round__":
-        return round(target, *args[:1])
-    if name == "__format__":
-        return format(target, *args[:1])
     if name in ("__divmod__", "__rdivmod__"):
         return divmod(target, args[0]) if name == "__divmod__" else divmod(args[0], target)
+    if name == "__pow__" and len(args) == 2:
+        return pow(target, args[0], args[1])
     if name in _BINARY:
         return _BINARY[name](target, args[0])
     if name.startswith("__r") and "__" + name[3:] in _BINARY:
         return _BINARY["__" + name[3:]](args[0], target)
     if name in _INPLACE:
         return _INPLACE[name](target, args[0])
-    raise ValueError(f"unknown operator {name[:40]!r}")
+    if name == "__delattr__":
+        return delattr(target, str(args[0]))
+    if name == "__getstate__":
+        return target.__getstate__()
+    method = _lookup(type(target), name)
+    if method is _MISSING or method is None:
+        raise TypeError(f"{type(target).__name__!r} object has no {name[:40]}")
+    bound = method.__get__(target, type(target)) if hasattr(type(method), "__get__") else method
+    answer = bound(*args, **kwargs)
+    return _NotImplemented() if answer is NotImplemented else answer
 
 
-def _exit(target: Any, args: list[Any]) -> Any:
-    """``__exit__`` with the test's exception rebuilt as the builtin type the trusted side named."""
+def _exit(target: Any, name: str, args: list[Any]) -> Any:
+    """``__exit__`` (or ``__aexit__``) with the test's exception rebuilt as the builtin type the
+    trusted side named."""
+    method = getattr(type(target), name)
     if not args or args[0] is None:
-        return type(target).__exit__(target, None, None, None)
+        return method(target, None, None, None)
     cls = getattr(builtins, str(args[0]), None)
     if not (isinstance(cls, type) and issubclass(cls, BaseException)):
         cls = Exception
     exc = cls(*(args[1:2] if len(args) > 1 else []))
-    return type(target).__exit__(target, cls, exc, None)
+    return method(target, cls, exc, None)
 
 
 def _perform(op: str, target: Any, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -309,9 +407,9 @@ def _perform(op: str, target: Any, name: str, args: list[Any], kwargs: dict[str,
     if op == "issubclass":
         return isinstance(args[0], type) and issubclass(args[0], target)
     if op == "dunder":
-        return _dunder(target, name, args)
+        return _dunder(target, name, args, kwargs)
     if op == "exit":
-        return bool(_exit(target, args))
+        return _exit(target, name or "__exit__", args)
     if op == "same":
         return args[0] is target
     unary: dict[str, Any] = {"len": len, "bool": bool, "str": str, "repr": repr}
@@ -377,6 +475,8 @@ def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str, ready_fd
                 with scidata.scope(received):
                     if isinstance(result, _Stop):
                         reply = {"stop": True, "value": objects.encode(result.value)}
+                    elif isinstance(result, _NotImplemented):
+                        reply = {"not_implemented": True}
                     else:
                         reply = {"value": objects.encode(result)}
             except wire.BadWireValue as exc:

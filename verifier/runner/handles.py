@@ -9,14 +9,21 @@ be passed back to the candidate as an argument. Candidate classes (``from soluti
 LRU``) are `RemoteClass`es: calling one constructs in the candidate's process, and
 ``isinstance(obj, LRU)`` asks the candidate.
 
-A handle is what it stands for, or aborts: its class is made for the candidate object's type
-(same name) and has exactly the protocols that type has (the candidate process lists them), so
-``callable()``, ``iter()``, ``len()``, ``hash()``, ``collections.abc`` checks and operators
-answer as the object would. What only the candidate could answer, and could always answer in
-its own favour, is refused with `HandleRefused`, an abort no ``pytest.raises`` can catch:
-``==`` and ordering of a type with its own ``__eq__`` / ``<``. A type without its own ``__eq__``
-compares by identity, which needs no trust. A handle lives as long as the candidate process
-that made it (one test, by default); using it later is a fault (`StaleHandle`).
+A handle is what it stands for, or aborts: its class is generated from the candidate object's
+type as the candidate process describes it (`wire.MAX_DESCRIPTION`): same name, exactly the
+special methods the type defines and none it lacks, each called where the object lives with
+the arguments Python passed and its answer returned as is (NotImplemented included), so
+Python's own fallbacks (``math.floor`` through ``__float__``, ``bytes()`` through iteration)
+run only when the real type has no method of its own; ``None`` where the type has None; the
+standard library's ABCs the type is a subclass of (`wire.ABCS`) registered. What only the
+candidate could answer, and could always answer in its own favour, is refused with
+`HandleRefused`, an abort no ``pytest.raises`` can catch: ``==``, ``!=`` and ordering of a type
+with its own, an overridden ``__class__`` (what ``isinstance`` asks), ``type(h)(...)``,
+dataclasses' helpers. A type without its own ``__eq__`` compares by identity, which needs no
+trust. An answer Python requires to be of a type (``__index__``, ``__fspath__``, ``__str__``)
+that is not exactly that type is an abort: a subclass of it cannot cross as itself. A handle
+lives as long as the candidate process that made it (one test, by default); using it later is a
+fault (`StaleHandle`).
 """
 
 from __future__ import annotations
@@ -80,6 +87,9 @@ class Handle:
     def __setattr__(self, name: str, value: Any) -> None:
         self._do("setattr", value, name=name)
 
+    def __delattr__(self, name: str) -> None:
+        self._do("dunder", name, name="__delattr__")
+
     def __str__(self) -> str:
         value: str = _checked(self._do("str"), str, "__str__")
         return value
@@ -88,11 +98,15 @@ class Handle:
         value: str = _checked(self._do("repr"), str, "__repr__")
         return value
 
+    def __format__(self, spec: str) -> str:
+        value: str = _checked(self._do("dunder", spec, name="__format__"), str, "__format__")
+        return value
+
     # Identity, as object.__eq__ has it: a type with its own __eq__ gets `_refuse` instead.
     def __eq__(self, other: object) -> bool:
         if other is self:
             return True
-        if not isinstance(other, Handle):
+        if type(other) is not type(self) and not issubclass(type(other), Handle):
             return NotImplemented
         same: bool = _checked(self._do("same", other), bool, "identity")
         return same
@@ -105,12 +119,12 @@ class Handle:
         value: int = _checked(self._do("dunder", name="__hash__"), int, "__hash__")
         return value
 
-    # Copies are made where the object lives; the test gets a handle to the copy.
-    def __copy__(self) -> Any:
-        return self._do("dunder", name="__copy__")
+    def __sizeof__(self) -> int:
+        value: int = _checked(self._do("dunder", name="__sizeof__"), int, "__sizeof__")
+        return value
 
-    def __deepcopy__(self, memo: Any) -> Any:
-        return self._do("dunder", name="__deepcopy__")
+    def __getstate__(self) -> Any:
+        return self._do("dunder", name="__getstate__")
 
     def __dir__(self) -> list[str]:
         names = _checked(self._do("dunder", name="__dir__"), list, "__dir__")
@@ -118,30 +132,59 @@ class Handle:
             _bad("__dir__", "something that is not a list of str")
         return list(names)
 
-    def __reduce_ex__(self, protocol: Any) -> NoReturn:
-        raise HandleRefused("a candidate object cannot be pickled: it lives in the candidate's process")
+    # copy.copy and copy.deepcopy of a type without its own __copy__/__deepcopy__ go through
+    # here (as for the real object, through its reduction): the copy is made where the object
+    # lives, and the test gets a handle to it. pickle gets the token, which refuses.
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        return (_copied, (_CopyOf(self, deep=False),))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return self.__reduce_ex__(2)
 
 
 #: Attributes with dunder names that are plain data on any object (forwarded as reads).
 _DATA_DUNDERS = frozenset({"__name__", "__qualname__", "__dict__", "__annotations__", "__wrapped__"})
 
+PICKLE_REFUSED = "a candidate object cannot be pickled: it lives in the candidate's process"
 
-def _unary(name: str, kind: type | None) -> Callable[..., Any]:
-    def method(self: Handle, *args: Any) -> Any:
+
+class _CopyOf:
+    """What a handle's reduction holds: copied (deeply, once `copy.deepcopy` has copied it) where
+    the object lives; never pickled."""
+
+    __slots__ = ("deep", "handle")
+
+    def __init__(self, handle: Handle, *, deep: bool) -> None:
+        self.handle, self.deep = handle, deep
+
+    def __deepcopy__(self, memo: Any) -> _CopyOf:
+        return _CopyOf(self.handle, deep=True)
+
+    def __reduce_ex__(self, protocol: Any) -> NoReturn:
+        raise HandleRefused(PICKLE_REFUSED)
+
+
+def _copied(token: _CopyOf) -> Any:
+    __tracebackhide__ = True
+    if type(token) is not _CopyOf:
+        raise HandleRefused(PICKLE_REFUSED)
+    return token.handle._do("dunder", name="__deepcopy__" if token.deep else "__copy__")  # noqa: SLF001
+
+
+def _forward(name: str, kind: type | tuple[type, ...] | None = None) -> Callable[..., Any]:
+    """A special method as Python calls it, called on the object where it lives: the type's own
+    method with the same arguments, its answer as it is (NotImplemented included), so Python goes
+    on from it exactly as from the real one. With `kind`, an answer of another exact type is an
+    abort (the real one could be a subclass of it, which cannot cross as itself)."""
+
+    def method(self: Handle, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
-        value = self._do("dunder", *args, name=name)
-        return value if kind is None else _checked(value, kind, name)
+        value = self._do("dunder", *args, name=name, **kwargs)
+        if kind is None or (value is NotImplemented and name == "__length_hint__"):
+            return value
+        return _checked(value, kind, name)
 
-    method.__name__ = name
-    return method
-
-
-def _binary(name: str) -> Callable[..., Any]:
-    def method(self: Handle, other: Any) -> Any:
-        __tracebackhide__ = True
-        return self._do("dunder", other, name=name)
-
-    method.__name__ = name
+    method.__name__ = method.__qualname__ = name
     return method
 
 
@@ -167,21 +210,76 @@ def _call(self: Handle, *args: Any, **kwargs: Any) -> Any:
     return self._do("call", *args, **kwargs)
 
 
-def _exit(self: Handle, exc_type: Any, exc: Any, tb: Any) -> bool:
+def _exit_of(name: str) -> Callable[..., Any]:
+    def method(self: Handle, exc_type: Any, exc: Any, tb: Any) -> Any:
+        __tracebackhide__ = True
+        from .faults import CallAborted
+
+        if exc is None:
+            return self._do("exit", None, name=name)
+        if isinstance(exc, CallAborted) or not isinstance(exc, Exception):
+            # The verifier's own aborts (and pytest's outcomes) are not the candidate's to handle.
+            return False if name == "__exit__" else _not_suppressed()
+        builtin = next(c for c in type(exc).__mro__ if c.__module__ == "builtins")
+        return self._do("exit", builtin.__name__, str(exc), name=name)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+async def _not_suppressed() -> bool:
+    return False
+
+
+def _deepcopy(self: Handle, memo: Any = None) -> Any:
     __tracebackhide__ = True
-    from .faults import CallAborted
-
-    if exc is None:
-        return bool(self._do("exit", None))
-    if isinstance(exc, CallAborted) or not isinstance(exc, Exception):
-        return False  # the verifier's own aborts (and pytest's outcomes) are not the candidate's to handle
-    builtin = next(c for c in type(exc).__mro__ if c.__module__ == "builtins")
-    suppress: bool = _checked(self._do("exit", builtin.__name__, str(exc)), bool, "__exit__")
-    return suppress
+    return self._do("dunder", name="__deepcopy__")
 
 
-_TYPED = {"__int__": int, "__float__": float, "__complex__": complex, "__index__": int, "__format__": str}
+def _refuse_class(self: Handle) -> NoReturn:
+    raise HandleRefused(
+        "the candidate object's type overrides __class__ or __getattribute__: what it says its class is "
+        "(isinstance asks that) is the candidate's answer, which cannot be checked"
+    )
 
+
+def _refuse_dataclass(self: Handle) -> NoReturn:
+    raise HandleRefused(
+        "dataclasses' helpers (fields, asdict, astuple, replace) cannot read a candidate object: "
+        "compare its attributes instead, e.g. `assert (p.x, p.y) == (1, 2)`"
+    )
+
+
+def _refuse_new(cls: type, *args: Any, **kwargs: Any) -> NoReturn:
+    raise HandleRefused(
+        "a candidate object's type cannot be called through the object (type(obj)(...)): "
+        "construct it through the candidate's class or function"
+    )
+
+
+class _Attribute:
+    """A special name the type defines as a property or other attribute: read, set and deleted
+    where the object lives."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        return obj._do("getattr", name=self.name)  # noqa: SLF001
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj._do("setattr", value, name=self.name)  # noqa: SLF001
+
+    def __delete__(self, obj: Any) -> None:
+        obj._do("dunder", self.name, name="__delattr__")  # noqa: SLF001
+
+
+#: Special methods that go through their own request (the candidate process applies them as
+#: Python does, and the answer is checked for what Python demands of it).
 _PROTOCOL_METHODS: dict[str, Callable[..., Any]] = {
     "__len__": _len,
     "__bool__": _bool,
@@ -192,38 +290,99 @@ _PROTOCOL_METHODS: dict[str, Callable[..., Any]] = {
     "__setitem__": lambda self, key, value: self._do("setitem", key, value),
     "__delitem__": lambda self, key: self._do("delitem", key),
     "__call__": _call,
-    "__exit__": _exit,
+    "__exit__": _exit_of("__exit__"),
+    "__aexit__": _exit_of("__aexit__"),
 }
+#: Special methods whose answer Python requires to be of a type (or its subclass, which cannot
+#: cross as itself): an answer of any other exact type is an abort.
+_TYPED: dict[str, type | tuple[type, ...]] = {
+    "__int__": int, "__index__": int, "__float__": float, "__complex__": complex, "__bytes__": bytes,
+    "__fspath__": (str, bytes), "__length_hint__": int, "__hash__": int, "__sizeof__": int,
+    "__str__": str, "__repr__": str, "__format__": str, "__bool__": bool, "__len__": int,
+}  # fmt: skip
+_COMPARE = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
+#: Special names a handle's class keeps as `Handle` has them, whatever the type says: its own
+#: machinery (attribute access, layout, construction), what a class (not an object) of the
+#: type has, and what `Handle` itself forwards for every object.
+_OWN = frozenset({
+    "__getattribute__", "__getattr__", "__setattr__", "__delattr__", "__init__", "__new__", "__del__", "__slots__",
+    "__dict__", "__weakref__", "__class__", "__init_subclass__", "__subclasshook__", "__class_getitem__",
+    "__module__", "__doc__", "__qualname__", "__reduce__", "__reduce_ex__", "__getstate__", "__dir__",
+    "__str__", "__repr__", "__format__", "__sizeof__", "__abstractmethods__", "__orig_bases__",
+    "__parameters__", "__firstlineno__", "__static_attributes__", "__type_params__", "__classcell__",
+    "__annotations__", "__match_args__", "__dataclass_params__", "__verifier__",
+})  # fmt: skip
+_ABC_MODULES = ("collections.abc", "numbers", "os", "io", "contextlib")
+
+
+def _abc(name: str) -> type | None:
+    import importlib
+
+    if name not in wire.ABCS:
+        return None
+    module, _, attr = name.rpartition(".")
+    found = getattr(importlib.import_module(module), attr, None) if module in _ABC_MODULES else None
+    return found if isinstance(found, type) else None
+
+
+def _special(name: str) -> bool:
+    return 4 < len(name) <= 100 and name.startswith("__") and name.endswith("__") and name[2:-2].isidentifier()
 
 
 def handle_type(session: CandidateSession, type_name: str, protocols: list[str]) -> type[Handle]:
     """The trusted-side class of handles to candidate objects of one type: named like it, with
-    exactly its protocols (cached per run)."""
-    wanted = frozenset(p for p in protocols if p in wire.PROTOCOLS and p not in wire.EVERY_OBJECT)
+    exactly the special methods its type defines (`wire.MAX_DESCRIPTION`), registered with the
+    standard library's ABCs it is a subclass of (cached per run)."""
+    if len(protocols) > wire.MAX_DESCRIPTION:
+        raise NotPlainData(f"the candidate object's type has more than {wire.MAX_DESCRIPTION} special names")
     safe = type_name if type_name.isidentifier() else "CandidateObject"
+    wanted = frozenset(protocols)
     key = (safe, wanted)
     cls = session.handle_types.get(key)
     if cls is not None:
         return cls
-    namespace: dict[str, Any] = {"__slots__": (), "__module__": "candidate", "__doc__": None}
-    for name in wanted:
-        if name == "__hash__":
-            continue  # Handle.__hash__ forwards it; "unhashable" below removes it
-        if name in _PROTOCOL_METHODS:
+    defined: dict[str, str] = {}
+    for entry in wanted:
+        kind, _, name = entry.partition(":")
+        if kind in ("m", "n", "p") and _special(name) and name not in _OWN:
+            defined[name] = kind
+    namespace: dict[str, Any] = {
+        "__slots__": ("__weakref__",) if "weakref" in wanted else (),
+        "__module__": "candidate",
+        "__doc__": None,
+        "__new__": _refuse_new,
+    }
+    for name, kind in defined.items():
+        if kind == "n":
+            namespace[name] = None  # as the type has it: Python's own TypeError (unhashable, not iterable)
+        elif name in _COMPARE:
+            namespace[name] = _refuse  # the candidate's own comparison: it could always say yes
+        elif kind == "p":
+            namespace[name] = _Attribute(name)
+        elif name in _PROTOCOL_METHODS:
             namespace[name] = _PROTOCOL_METHODS[name]
-        elif name in wire.UNARY:
-            namespace[name] = _unary(name, _TYPED.get(name))
-        elif name in wire.DUNDERS:
-            namespace[name] = _binary(name)
-    if "eq" in wanted:
-        namespace["__eq__"] = namespace["__ne__"] = _refuse
-        # A type with its own __eq__ and a __hash__: the hash is the candidate's plain int.
-        namespace["__hash__"] = None if "unhashable" in wanted else Handle.__hash__
-    if "unhashable" in wanted:
-        namespace["__hash__"] = None
-    if "order" in wanted:
-        namespace["__lt__"] = namespace["__le__"] = namespace["__gt__"] = namespace["__ge__"] = _refuse
+        elif name == "__deepcopy__":
+            namespace[name] = _deepcopy  # the memo is the test's: the copy is made where the object lives
+        else:
+            namespace[name] = _forward(name, _TYPED.get(name))
+    if defined.get("__eq__") in ("m", "p"):
+        namespace["__ne__"] = _refuse  # object's != asks the type's own ==
+        if "__hash__" not in defined:
+            namespace["__hash__"] = Handle.__hash__
+    if defined.get("__hash__") == "m":
+        namespace["__hash__"] = Handle.__hash__
+    if "class" in wanted:
+        namespace["__class__"] = property(_refuse_class)
+    if "__dataclass_fields__" in defined:
+        # is_dataclass() answers as for the real type; fields(), asdict(), replace() would read
+        # the candidate's Field objects, compared by identity with dataclasses' own: refused.
+        namespace["__dataclass_fields__"] = property(_refuse_dataclass)
     cls = type(safe, (Handle,), namespace)
+    for entry in wanted:
+        kind, _, name = entry.partition(":")
+        abc = _abc(name) if kind == "abc" else None
+        if abc is not None:
+            abc.register(cls)  # type: ignore[attr-defined]
     session.handle_types[key] = cls
     return cls
 
@@ -236,7 +395,9 @@ def make_handle(
     methods: list[str],
     protocols: list[str],
 ) -> Handle:
-    return handle_type(session, type_name, protocols)(session, target, generation, type_name, methods)
+    handle: Handle = object.__new__(handle_type(session, type_name, protocols))
+    Handle.__init__(handle, session, target, generation, type_name, methods)
+    return handle
 
 
 class _Method:
@@ -269,6 +430,8 @@ class RemoteClassMeta(type):
         return parts(h)[0].request("call", h, args, kwargs)
 
     def __getattr__(cls, name: str) -> Any:
+        if name == "__match_args__":  # class patterns (`case Point(x, y)`) read it from the class
+            return cls._verifier_handle._do("getattr", name=name)  # noqa: SLF001
         if name.startswith("__"):
             raise AttributeError(name)
         return getattr(cls._verifier_handle, name)
@@ -309,10 +472,11 @@ def parts(handle: Handle) -> tuple[CandidateSession, list[Any], int | None]:
 
 
 def handle_of(obj: Any) -> Handle | None:
-    """The handle behind a candidate object or class as the tests hold it, or None."""
-    if isinstance(obj, RemoteClassMeta):
+    """The handle behind a candidate object or class as the tests hold it, or None (by its real
+    type: a handle's ``__class__`` may be the candidate's to answer)."""
+    if issubclass(type(obj), RemoteClassMeta):
         obj = obj._verifier_handle  # noqa: SLF001
-    return obj if isinstance(obj, Handle) else None
+    return obj if issubclass(type(obj), Handle) else None
 
 
 def remote_class(handle: Handle, name: str) -> type:
@@ -327,7 +491,8 @@ def _bad(what: str, got: str) -> NoReturn:
     raise NotPlainData(f"the candidate's {what} answered {got}")
 
 
-def _checked(value: Any, kind: type, what: str) -> Any:
-    if type(value) is not kind:
-        _bad(what, f"something that is not a {kind.__name__}")
+def _checked(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if type(value) not in kinds:
+        _bad(what, f"something that is not a {' or '.join(k.__name__ for k in kinds)}")
     return value

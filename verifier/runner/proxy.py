@@ -472,7 +472,7 @@ class CandidateSession:
             return self.rebuilt.class_of(extra)  # its exception classes are real classes here
         if kind == "exception_value" and isinstance(extra, dict):
             return self.rebuilt.value(extra, self._resolve)  # and its exceptions real exceptions
-        protocols = [str(p) for p in extra[:200]] if isinstance(extra, list) else []
+        protocols = [str(p)[:200] for p in extra[: wire.MAX_DESCRIPTION + 1]] if isinstance(extra, list) else []
         handle = make_handle(
             self, ["H", ident], self.generation, type_name[:100], [str(m)[:200] for m in methods[:200]], protocols
         )
@@ -490,7 +490,9 @@ class CandidateSession:
             return self.classes[key]
         methods = kind[1] if len(kind) > 1 and isinstance(kind[1], list) else []
         protocols = kind[2] if len(kind) > 2 and isinstance(kind[2], list) else []
-        return make_handle(self, target, None, "object", [str(m) for m in methods], [str(p) for p in protocols])
+        return make_handle(
+            self, target, None, "object", [str(m) for m in methods], [str(p)[:200] for p in protocols[:10_000]]
+        )
 
     # -- requests -----------------------------------------------------------------------
     def request(
@@ -558,8 +560,13 @@ class CandidateSession:
             stop = reply.get("stop") is True
             if stop and op != "next":  # only next() may end an iteration
                 raise CandidateDied(f"the candidate broke the call protocol while running {what}")
-            with scidata.scope(sent):  # after the sync: a view of an argument sees its new contents
-                value = wire.decode(reply["value"], resolve=self._resolve) if "raised" not in reply else None
+            if "raised" in reply:
+                value = None
+            elif reply.get("not_implemented") is True and op == "dunder":
+                value = NotImplemented  # a special method's own answer: Python goes on from it
+            else:
+                with scidata.scope(sent):  # after the sync: a view of an argument sees its new contents
+                    value = wire.decode(reply["value"], resolve=self._resolve)
             raised = self.rebuilt.rebuild(reply, self._resolve) if "raised" in reply else None
             warned = reply.get("warnings")
             if warned is not None and type(warned) is not list:
@@ -589,9 +596,10 @@ class CandidateSession:
 
 
 def _has_mutable(value: Any) -> bool:
-    if isinstance(value, (list, dict, set)) or scidata.mutable(value):
+    # By the real type: a handle's `__class__` may be the candidate's to answer.
+    if issubclass(type(value), (list, dict, set)) or (handle_of(value) is None and scidata.mutable(value)):
         return True
-    if isinstance(value, tuple):
+    if issubclass(type(value), tuple):
         return any(_has_mutable(v) for v in value)
     return False
 

@@ -5,8 +5,10 @@ class is the builtin class it derives from, the standard library's class when th
 already has that module, or a stand-in subclass of those made here for the candidate's own
 class (one per class and run, so ``from solution import InsufficientFunds`` and the exception
 a call raises are the same class, and ``pytest.raises(InsufficientFunds)``, ``pytest.raises
-(ValueError)`` and ``except BankError`` work as with the real one). Its ``args``, ``str()``,
-plain-data attributes and its chain (``__cause__``, ``__context__``) come along.
+(ValueError)`` and ``except BankError`` work as with the real one). Its ``args`` (exactly),
+``str()``, plain-data attributes, PEP 678 ``__notes__``, its chain (``__cause__``,
+``__context__``, ``__suppress_context__``) and an exception group's members come along; args or
+notes that cannot cross, or a chain longer than `wire.MAX_CHAIN`, make it an abort.
 
 What steers control flow never crosses as itself: ``StopIteration`` (outside ``next()``),
 ``StopAsyncIteration``, ``GeneratorExit``, ``SystemExit``, ``KeyboardInterrupt`` or any other
@@ -27,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import wire
-from .faults import ControlFlowEscaped
+from .faults import ControlFlowEscaped, NotPlainData
 from .protocol import clean
 
 #: pytest leaves this module's frames out of a failure's text (it reads `__tracebackhide__` from
@@ -35,6 +37,12 @@ from .protocol import clean
 __tracebackhide__ = True
 
 MAX_MESSAGE = 4000
+
+
+_UNSET = object()
+
+#: What of a candidate exception crosses exactly, or the exception is an abort.
+_KEPT = ("args", "__notes__", "__cause__", "__context__")
 
 
 class CandidateRaised(Exception):
@@ -159,10 +167,44 @@ class CandidateClasses:
         cls = self.class_of(payload)
         message = str(payload.get("message", ""))[:MAX_MESSAGE]
         raised = str(payload.get("raised", "Exception"))[:200]
+        lost = payload.get("lost")
+        if lost is not None:
+            # What a test reads of an exception (its args, notes and chain) is the real one's or
+            # nothing: never a stand-in that answers differently.
+            what = str(lost)[:40] if lost in _KEPT else "fields"
+            raise NotPlainData(
+                f"the candidate's exception has {what} that cannot cross (not plain data, too large, or a chain "
+                f"longer than {wire.MAX_CHAIN})",
+                f"{raised}: {message}",
+            )
         if not issubclass(cls, Exception) or builtin_base(payload).__name__ in wire.CONTROL_FLOW:
             cls = CandidateRaised
             message = f"{raised}: {message}"
-        exc = _construct(cls, payload.get("args"), message, resolve)
+        # No args said (what a candidate process that answers at all always sends): its message.
+        values = wire.decode(payload["args"], resolve=resolve) if "args" in payload else [message]
+        if type(values) is not list:
+            raise wire.BadWireValue("malformed exception arguments")
+        exc = _construct(cls, values, message)
+        if cls is not CandidateRaised and (
+            len(exc.args) != len(values) or any(a is not b for a, b in zip(exc.args, values, strict=False))
+        ):
+            exc.args = tuple(values)  # as the candidate's was, whatever its class's constructor makes of them
+        members = payload.get("members")
+        for key, value in members.items() if isinstance(members, dict) else ():
+            # Builtin exceptions' own fields outside args (OSError.filename, ImportError.name).
+            if isinstance(key, str) and not key.startswith("_") and key not in ("args", "exceptions", "message"):
+                decoded = wire.decode(value, resolve=resolve)
+                try:
+                    if getattr(exc, key, _UNSET) is not decoded:  # OSError's str() tells an unset field from None
+                        setattr(exc, key, decoded)
+                except (AttributeError, TypeError) as err:
+                    raise NotPlainData(
+                        f"the candidate's exception has a field {key[:40]!r} that cannot be rebuilt",
+                        f"{raised}: {message}",
+                    ) from err
+        if "notes" in payload:
+            notes = wire.decode(payload["notes"], resolve=resolve)
+            exc.__notes__ = notes  # type: ignore[attr-defined]
         if type(exc).__str__ is _stand_in_str or cls is not type(exc):
             exc.verifier_message = message  # type: ignore[attr-defined]
         attrs = payload.get("attrs")
@@ -175,12 +217,15 @@ class CandidateClasses:
         # The trusted name of what the test sees: the nearest builtin class of the rebuilt one.
         seen = next((c for c in type(exc).__mro__ if c.__module__ == "builtins"), BaseException)
         exc.verifier_candidate_raised = seen.__name__  # type: ignore[attr-defined]
-        if depth < wire.MAX_CHAIN:
-            for key in ("cause", "context"):
-                linked = payload.get(key)
-                if isinstance(linked, dict):
-                    setattr(exc, f"__{key}__", self._instance(linked, resolve, depth + 1))
-            exc.__suppress_context__ = payload.get("suppress_context") is True
+        for key in ("cause", "context"):
+            linked = payload.get(key)
+            if key == "context" and payload.get("context_is_cause") is True:
+                exc.__context__ = exc.__cause__
+            elif isinstance(linked, dict) and depth < wire.MAX_CHAIN:
+                setattr(exc, f"__{key}__", self._instance(linked, resolve, depth + 1))
+            elif linked is not None:
+                raise wire.BadWireValue("malformed exception chain")
+        exc.__suppress_context__ = payload.get("suppress_context") is True
         return exc
 
     def warn(self, payload: dict[str, Any], resolve: Callable[[str, Any], Any]) -> None:
@@ -189,7 +234,11 @@ class CandidateClasses:
         if not issubclass(category, Warning):
             category = UserWarning
         message = str(payload.get("message", ""))[:MAX_MESSAGE]
-        instance = _construct(category, payload.get("args"), message, resolve)
+        try:
+            values = wire.decode(payload["args"], resolve=resolve) if "args" in payload else None
+        except (wire.BadWireValue, ValueError, TypeError, RecursionError):
+            values = None
+        instance = _construct(category, values if type(values) is list else None, message)
         if not isinstance(instance, Warning):
             instance = UserWarning(message)
         if type(instance).__str__ is _stand_in_str:
@@ -205,15 +254,13 @@ class CandidateClasses:
         )
 
 
-def _construct(cls: type[BaseException], args: Any, message: str, resolve: Callable[[str, Any], Any]) -> BaseException:
-    """`cls(*args)` as the candidate built it; else `cls(message)`; else the nearest ancestor
+def _construct(cls: type[BaseException], values: list[Any] | None, message: str) -> BaseException:
+    """`cls(*values)` as the candidate built it; else `cls(message)`; else the nearest ancestor
     that can be built from the message (UnicodeDecodeError -> UnicodeError)."""
-    if args is not None:
+    if values is not None:
         try:
-            values = wire.decode(args, resolve=resolve)
-            if type(values) is list:
-                return cls(*values)
-        except Exception:  # noqa: BLE001 - malformed arguments, a constructor that refuses them
+            return cls(*values)
+        except Exception:  # noqa: BLE001 - a constructor that refuses them
             pass
     for candidate in cls.__mro__:
         if isinstance(candidate, type) and issubclass(candidate, BaseException):

@@ -59,40 +59,39 @@ class FrameTimeout(TimeoutError):
 
 
 #: The call protocol between the trusted side (proxy.py, handles.py) and the candidate process
-#: (candidate.py): the requests a candidate process answers. "dunder" names one of
-#: `DUNDERS` in the request's `name`.
+#: (candidate.py): the requests a candidate process answers. "dunder" names a special method of
+#: the target's type in the request's `name`.
 OPS = (
     "call", "callattr", "getattr", "setattr", "getitem", "setitem", "delitem", "contains",
     "iter", "next", "isinstance", "issubclass", "len", "bool", "str", "repr", "dunder", "exit", "same",
 )  # fmt: skip
-#: Operators a handle forwards as "dunder" requests, each only when the candidate object's type
-#: has it (the candidate process lists them in its reference), so a handle implements exactly
-#: the protocols of the object it stands for.
-UNARY = ("__neg__", "__pos__", "__abs__", "__invert__", "__int__", "__float__", "__complex__", "__index__",
-         "__reversed__", "__hash__", "__enter__", "__round__", "__format__")  # fmt: skip
-#: What every object answers: a handle always forwards these ("dunder" requests).
-EVERY_OBJECT = ("__copy__", "__deepcopy__", "__dir__")
+#: Binary operators: the candidate process applies ``a + b`` (and ``__radd__``, ``__iadd__``) as
+#: Python does, reflected operands and NotImplemented included, with both operands its own.
 BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
-DUNDERS = (
-    UNARY
-    + tuple(f"__{op}__" for op in BINARY)
-    + tuple(f"__r{op}__" for op in BINARY)
-    + tuple(f"__i{op}__" for op in BINARY)
-    + ("__divmod__", "__rdivmod__")
-    + EVERY_OBJECT
-)
-#: Protocols a reference may list besides `DUNDERS`: the ops above that need the type to have
-#: them (``len()``, iteration, calls, ...), and what the type does with ``==``, ordering and
-#: hashing ("eq": its own ``__eq__``; "order": its own ``<`` & co; "unhashable": ``__hash__``
-#: is None).
-PROTOCOLS = (
-    *DUNDERS, "__len__", "__bool__", "__iter__", "__next__", "__contains__", "__getitem__", "__setitem__",
-    "__delitem__", "__call__", "__exit__", "eq", "order", "unhashable",
+#: A candidate object's type, as a reference describes it (candidate.py makes it, handles.py
+#: builds the handle's class from it): one entry per special (``__x__``) name the type defines
+#: other than `object`'s, ``"m:NAME"`` (a method), ``"n:NAME"`` (set to None, as ``__hash__`` of
+#: a type with ``__eq__``), ``"p:NAME"`` (a property or other attribute, read where it lives);
+#: ``"abc:NAME"`` for each of `ABCS` the type is a subclass of; ``"weakref"`` when its objects
+#: take weak references; ``"class"`` when it overrides ``__class__`` or ``__getattribute__``.
+MAX_DESCRIPTION = 500
+#: The standard library's abstract classes a handle's class is registered with, when the
+#: candidate object's type is a subclass of them (``isinstance(h, Mapping)``, ``numbers.Real``).
+ABCS = (
+    *(f"collections.abc.{n}" for n in (
+        "Awaitable", "Coroutine", "AsyncIterable", "AsyncIterator", "AsyncGenerator", "Hashable", "Iterable",
+        "Iterator", "Generator", "Reversible", "Sized", "Container", "Callable", "Collection", "Set", "MutableSet",
+        "Mapping", "MutableMapping", "MappingView", "KeysView", "ItemsView", "ValuesView", "Sequence",
+        "MutableSequence", "ByteString",
+    )),
+    "numbers.Number", "numbers.Complex", "numbers.Real", "numbers.Rational", "numbers.Integral", "os.PathLike",
+    "io.IOBase", "io.RawIOBase", "io.BufferedIOBase", "io.TextIOBase",
+    "contextlib.AbstractContextManager", "contextlib.AbstractAsyncContextManager",
 )  # fmt: skip
 #: Exceptions that steer the caller's control flow: they never cross as themselves.
 CONTROL_FLOW = frozenset({"StopIteration", "StopAsyncIteration", "GeneratorExit", "KeyboardInterrupt", "SystemExit"})
 #: How much of a candidate exception crosses: chained causes, classes of its MRO, attributes.
-MAX_CHAIN = 3
+MAX_CHAIN = 8
 MAX_CLASSES = 16
 MAX_ATTRS = 50
 #: Bytes of an exception's (or warning's) arguments, or of one attribute, that cross as data.

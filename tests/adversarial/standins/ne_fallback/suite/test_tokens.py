@@ -1,0 +1,5 @@
+from solution import token
+
+
+def test_two_tokens_differ():
+    assert token() != token()
