@@ -216,13 +216,22 @@ def _protocols(cls: type) -> list[str]:
             continue
     if getattr(cls, "__weakrefoffset__", 0):
         found.append("weakref")
-    if any(
-        getattr(k, "__flags__", 0) & _HEAP_TYPE and ("__class__" in vars(k) or "__getattribute__" in vars(k))
-        for k in mro
-        if k is not object
-    ):
+    if any(_own_class_answer(k) for k in mro if k is not object):
         found.append("class")
     return found
+
+
+def _own_class_answer(k: type) -> bool:
+    """Whether class `k` answers `__class__` or attribute lookups with code of its own: a Python
+    class that defines either (a function, a property, anything), never a C type's own slot (a
+    `wrapper_descriptor`: `functools.partial` is a heap type that has one, and answers as Python's
+    generic lookup does)."""
+    if not getattr(k, "__flags__", 0) & _HEAP_TYPE:
+        return False
+    own = vars(k)
+    return "__class__" in own or (
+        "__getattribute__" in own and not isinstance(own["__getattribute__"], types.WrapperDescriptorType)
+    )
 
 
 class Objects:
