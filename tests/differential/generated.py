@@ -57,8 +57,12 @@ FRAME_OPS = {
     "index_int32": "df.index = df.index.astype('int32')\nreturn None",
     "head": "return df.head(1)",
     "first_column": "return df[df.columns[0]] if len(df.columns) else None",
-    "values": "return df.to_numpy()",
 }
+#: Left out of the plan, a known gap (docs/suites.md, "what does not cross as in one process"):
+#: `df.to_numpy()` of a one-block frame is a view of the frame's memory, which crosses as a copy,
+#: so its flags (owndata, writeable) differ from plain pytest's; the verdict on a test of them
+#: was seen to differ from run to run (issue 32 §1's closing note). Put it back when it crosses
+#: exactly: "values": "return df.to_numpy()".
 
 
 @dataclass(frozen=True)
