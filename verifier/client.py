@@ -21,7 +21,7 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import httpx
 
@@ -85,6 +85,21 @@ def _wait(response: httpx.Response, attempt: int, retries: int, max_wait_s: floa
     return wait if wait <= max_wait_s else None
 
 
+class _Retry:
+    """The retry decisions of one request: `wait` after each refused answer."""
+
+    def __init__(self, retries: int, max_wait_s: float) -> None:
+        self.retries = retries
+        self.max_wait_s = max_wait_s
+        self.attempt = 0
+
+    def wait(self, response: httpx.Response) -> float | None:
+        """Seconds to wait before sending the request again, or None: `response` is the answer."""
+        wait = _wait(response, self.attempt, self.retries, self.max_wait_s)
+        self.attempt += 1
+        return wait
+
+
 def _item(value: ItemInput, extract: ExtractOptions | None = None) -> BatchItem:
     """A batch item; `extract` is given to the items that have none of their own."""
     if isinstance(value, BatchItem):
@@ -141,8 +156,23 @@ def _evidence(response: httpx.Response) -> Evidence:
         raise _error(response) from None
 
 
-class Client:
-    """A synchronous client (one httpx connection pool; close it, or use `with`)."""
+def _answer(response: httpx.Response) -> bytes:
+    """A 200 answer's body, or the refusal as ServeError."""
+    if response.status_code != 200:
+        raise _error(response)
+    return response.content
+
+
+#: The headers of a request with a JSON body.
+_JSON = {"Content-Type": "application/json"}
+
+
+_Transport = TypeVar("_Transport", httpx.BaseTransport, httpx.AsyncBaseTransport)
+_Http = TypeVar("_Http", httpx.Client, httpx.AsyncClient)
+
+
+class _Core(Generic[_Transport, _Http]):
+    """What both clients share: their settings and their httpx client (only its I/O differs)."""
 
     def __init__(
         self,
@@ -152,16 +182,67 @@ class Client:
         timeout: float = 900.0,
         retries: int = 5,
         max_wait_s: float = 60.0,
-        transport: httpx.BaseTransport | None = None,
+        transport: _Transport | None = None,
     ) -> None:
         self.retries = retries
         self.max_wait_s = max_wait_s
-        self.http = httpx.Client(
-            base_url=url.rstrip("/"),
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=timeout,
-            transport=transport,
-        )
+        options = {"base_url": url.rstrip("/"), "headers": {"Authorization": f"Bearer {token}"}, "timeout": timeout}
+        self.http: _Http = self._open(transport, options)
+
+    def _open(self, transport: _Transport | None, options: dict[str, Any]) -> _Http:
+        raise NotImplementedError
+
+    def _retry(self) -> _Retry:
+        return _Retry(self.retries, self.max_wait_s)
+
+
+class _Scores:
+    """`rewards`' bookkeeping: the items in their order, and one score per item as lines come."""
+
+    def __init__(self, items: Iterable[ItemInput], extract: ExtractOptions | bool | None) -> None:
+        self.items = [_item(i, _extract(extract)) for i in items]
+        self._order = {item.id: n for n, item in enumerate(self.items)}
+        self.scores: list[float | None] = [None] * len(self.items)
+
+    def add(self, line: BatchLine) -> None:
+        self.scores[self._order[line.id]] = reward(line.evidence)
+
+
+class _Round:
+    """One round of `batch`: which lines are given now, which items are sent again (overloaded,
+    while retries are left), and the pause before the next round."""
+
+    def __init__(self, pending: list[BatchItem], attempt: int, retries: int, max_wait_s: float) -> None:
+        self.pending = pending
+        self.again: list[BatchItem] = []
+        self._by_id = {item.id: item for item in pending}
+        self._retry = attempt < retries
+        self.pause = min(2.0**attempt, max_wait_s)
+
+    def give(self, line: BatchLine) -> bool:
+        """True: give `line` now; False: its item is sent again."""
+        if line.evidence.status is Status.OVERLOADED and self._retry:
+            self.again.append(self._by_id[line.id])
+            return False
+        return True
+
+
+def _rounds(items: Iterable[ItemInput], retries: int, max_wait_s: float) -> Iterator[_Round]:
+    """The rounds of a batch: the next starts with the previous one's `again` (none: done)."""
+    pending = [_item(i) for i in items]
+    for attempt in range(retries + 1):
+        if not pending:
+            return
+        current = _Round(pending, attempt, retries, max_wait_s)
+        yield current
+        pending = current.again
+
+
+class Client(_Core[httpx.BaseTransport, httpx.Client]):
+    """A synchronous client (one httpx connection pool; close it, or use `with`)."""
+
+    def _open(self, transport: httpx.BaseTransport | None, options: dict[str, Any]) -> httpx.Client:
+        return httpx.Client(transport=transport, **options)
 
     def __enter__(self) -> Client:
         return self
@@ -173,26 +254,20 @@ class Client:
         self.http.close()
 
     def _request(self, method: str, path: str, body: str | None = None) -> httpx.Response:
-        for attempt in range(self.retries + 1):
-            response = self.http.request(
-                method, path, content=body, headers={"Content-Type": "application/json"} if body else None
-            )
-            wait = _wait(response, attempt, self.retries, self.max_wait_s)
+        retry = self._retry()
+        while True:
+            response = self.http.request(method, path, content=body, headers=_JSON if body else None)
+            wait = retry.wait(response)
             if wait is None:
                 return response
             time.sleep(wait)
-        return response
 
     def health(self) -> Health:
-        response = self.http.get("/healthz")
-        if response.status_code != 200:
-            raise _error(response)
-        return Health.model_validate_json(response.content)
+        return Health.model_validate_json(_answer(self.http.get("/healthz")))
 
     def suites(self) -> list[SuiteInfo]:
         response = self._request("GET", "/v1/suites")
-        if response.status_code != 200:
-            raise _error(response)
+        _answer(response)
         return [SuiteInfo.model_validate(s) for s in response.json()]
 
     def check(
@@ -203,10 +278,7 @@ class Client:
         return _evidence(self._request("POST", "/v1/check", _check_body(candidate, suite, extract)))
 
     def evidence(self, evidence_id: str) -> Evidence:
-        response = self._request("GET", f"/v1/evidence/{evidence_id}")
-        if response.status_code != 200:
-            raise _error(response)
-        return Evidence.model_validate_json(response.content)
+        return Evidence.model_validate_json(_answer(self._request("GET", f"/v1/evidence/{evidence_id}")))
 
     def run_code(self, request: RunCodeRequest | Mapping[str, Any]) -> RunCodeResponse:
         """SandboxFusion's /run_code."""
@@ -217,70 +289,43 @@ class Client:
     ) -> list[float | None]:
         """One reward per item, in their order (`reward`), through one batch. By default each
         item's candidate is a model's answer whose code is taken out (`extract`)."""
-        pending = [_item(i, _extract(extract)) for i in items]
-        order = {item.id: n for n, item in enumerate(pending)}
-        scores: list[float | None] = [None] * len(pending)
-        for line in self.batch(pending):
-            scores[order[line.id]] = reward(line.evidence)
-        return scores
+        scores = _Scores(items, extract)
+        for line in self.batch(scores.items):
+            scores.add(line)
+        return scores.scores
 
     def batch(self, items: Iterable[ItemInput]) -> Iterator[BatchLine]:
         """Each item's evidence as it finishes. Items that come back overloaded are sent again
         (in a later batch, after a pause) up to `retries` times; then their last evidence is given."""
-        pending = [_item(i) for i in items]
-        for attempt in range(self.retries + 1):
-            if not pending:
-                return
-            again: list[BatchItem] = []
-            by_id = {item.id: item for item in pending}
-            for line in self._batch_once(pending):
-                if line.evidence.status is Status.OVERLOADED and attempt < self.retries:
-                    again.append(by_id[line.id])
-                else:
+        for batch_round in _rounds(items, self.retries, self.max_wait_s):
+            for line in self._batch_once(batch_round.pending):
+                if batch_round.give(line):
                     yield line
-            pending = again
-            if pending:
-                time.sleep(min(2.0**attempt, self.max_wait_s))
+            if batch_round.again:
+                time.sleep(batch_round.pause)
 
     def _batch_once(self, items: Sequence[BatchItem]) -> Iterator[BatchLine]:
         body = _batch_body(items)
-        for attempt in range(self.retries + 1):
-            with self.http.stream(
-                "POST", "/v1/batch", content=body, headers={"Content-Type": "application/json"}
-            ) as response:
+        retry = self._retry()
+        while True:
+            with self.http.stream("POST", "/v1/batch", content=body, headers=_JSON) as response:
                 if response.status_code == 200:
                     for text in response.iter_lines():
                         if text.strip():
                             yield BatchLine.model_validate_json(text)
                     return
                 response.read()
-                wait = _wait(response, attempt, self.retries, self.max_wait_s)
+                wait = retry.wait(response)
                 if wait is None:
                     raise _error(response)
             time.sleep(wait)
 
 
-class AsyncClient:
+class AsyncClient(_Core[httpx.AsyncBaseTransport, httpx.AsyncClient]):
     """The same, for asyncio (one httpx connection pool; `aclose` it, or use `async with`)."""
 
-    def __init__(
-        self,
-        url: str,
-        token: str,
-        *,
-        timeout: float = 900.0,
-        retries: int = 5,
-        max_wait_s: float = 60.0,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self.retries = retries
-        self.max_wait_s = max_wait_s
-        self.http = httpx.AsyncClient(
-            base_url=url.rstrip("/"),
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=timeout,
-            transport=transport,
-        )
+    def _open(self, transport: httpx.AsyncBaseTransport | None, options: dict[str, Any]) -> httpx.AsyncClient:
+        return httpx.AsyncClient(transport=transport, **options)
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -292,15 +337,13 @@ class AsyncClient:
         await self.http.aclose()
 
     async def _request(self, method: str, path: str, body: str | None = None) -> httpx.Response:
-        for attempt in range(self.retries + 1):
-            response = await self.http.request(
-                method, path, content=body, headers={"Content-Type": "application/json"} if body else None
-            )
-            wait = _wait(response, attempt, self.retries, self.max_wait_s)
+        retry = self._retry()
+        while True:
+            response = await self.http.request(method, path, content=body, headers=_JSON if body else None)
+            wait = retry.wait(response)
             if wait is None:
                 return response
             await asyncio.sleep(wait)
-        return response
 
     async def check(
         self, candidate: str | Mapping[str, str], suite: SuiteRef, *, extract: ExtractOptions | bool | None = None
@@ -316,49 +359,35 @@ class AsyncClient:
         self, items: Iterable[ItemInput], *, extract: ExtractOptions | bool | None = True
     ) -> list[float | None]:
         """As `Client.rewards`."""
-        pending = [_item(i, _extract(extract)) for i in items]
-        order = {item.id: n for n, item in enumerate(pending)}
-        scores: list[float | None] = [None] * len(pending)
-        async for line in self.batch(pending):
-            scores[order[line.id]] = reward(line.evidence)
-        return scores
+        scores = _Scores(items, extract)
+        async for line in self.batch(scores.items):
+            scores.add(line)
+        return scores.scores
 
     async def evidence(self, evidence_id: str) -> Evidence:
-        response = await self._request("GET", f"/v1/evidence/{evidence_id}")
-        if response.status_code != 200:
-            raise _error(response)
-        return Evidence.model_validate_json(response.content)
+        return Evidence.model_validate_json(_answer(await self._request("GET", f"/v1/evidence/{evidence_id}")))
 
     async def batch(self, items: Iterable[ItemInput]) -> AsyncIterator[BatchLine]:
         """As `Client.batch`."""
-        pending = [_item(i) for i in items]
-        for attempt in range(self.retries + 1):
-            if not pending:
-                return
-            again: list[BatchItem] = []
-            by_id = {item.id: item for item in pending}
-            async for line in self._batch_once(pending):
-                if line.evidence.status is Status.OVERLOADED and attempt < self.retries:
-                    again.append(by_id[line.id])
-                else:
+        for batch_round in _rounds(items, self.retries, self.max_wait_s):
+            async for line in self._batch_once(batch_round.pending):
+                if batch_round.give(line):
                     yield line
-            pending = again
-            if pending:
-                await asyncio.sleep(min(2.0**attempt, self.max_wait_s))
+            if batch_round.again:
+                await asyncio.sleep(batch_round.pause)
 
     async def _batch_once(self, items: Sequence[BatchItem]) -> AsyncIterator[BatchLine]:
         body = _batch_body(items)
-        for attempt in range(self.retries + 1):
-            async with self.http.stream(
-                "POST", "/v1/batch", content=body, headers={"Content-Type": "application/json"}
-            ) as response:
+        retry = self._retry()
+        while True:
+            async with self.http.stream("POST", "/v1/batch", content=body, headers=_JSON) as response:
                 if response.status_code == 200:
                     async for text in response.aiter_lines():
                         if text.strip():
                             yield BatchLine.model_validate_json(text)
                     return
                 await response.aread()
-                wait = _wait(response, attempt, self.retries, self.max_wait_s)
+                wait = retry.wait(response)
                 if wait is None:
                     raise _error(response)
             await asyncio.sleep(wait)
