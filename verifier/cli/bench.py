@@ -13,9 +13,12 @@ from rich.markup import escape
 from verifier._distribution import install_hint
 from verifier.cli.bench_common import (
     INPUT_ERRORS,
-    RAY_HELP,
     REFERENCE_KS,
-    REPORT_HELP,
+    PolicyOption,
+    RayOption,
+    ReportOption,
+    RuntimeOption,
+    SanitizeOption,
     check_ray_policy,
     check_report_dir,
     input_failure,
@@ -36,7 +39,6 @@ from verifier.cli.common import (
     sandbox_failure,
     stderr,
 )
-from verifier.limits import RunPolicy, Runtime
 
 if TYPE_CHECKING:  # loaded when a command runs (every `verifier` command imports this module)
     from verifier.bench.harness import BenchRun
@@ -79,35 +81,20 @@ def io(
     workers: Annotated[
         int | None, typer.Option(help="Concurrent sandboxes (default: the core count, or the Ray cluster's slots).")
     ] = None,
-    policy: Annotated[
-        RunPolicy, typer.Option(help="reuse (fast), fresh (a container per sample) or cold (no pool).")
-    ] = "reuse",
+    policy: PolicyOption = "reuse",
     json_out: Annotated[
         Path | None, typer.Option(help="Also write the summary (pass@k, status counts, timing) as JSON.")
     ] = None,
-    sanitize: Annotated[
-        bool,
-        typer.Option(
-            "--sanitize",
-            help="Samples are models' chat answers: verify the code taken out of each (EvalPlus's sanitize: the "
-            "last fenced Python block that parses, or the whole text when it is code, <think> dropped; see "
-            "verifier/extract.py). An answer with no code is invalid_input, never run.",
-        ),
-    ] = False,
+    sanitize: SanitizeOption = False,
     no_cache: Annotated[
         bool,
         typer.Option(
             "--no-cache", help="Verify every sample again: start SAMPLES_evidence.jsonl anew instead of serving it."
         ),
     ] = False,
-    runtime: Annotated[
-        Runtime, typer.Option(help="Container runtime: runc, or gvisor (gVisor's runsc; slower).")
-    ] = "runc",
-    ray: Annotated[
-        str | None,
-        typer.Option("--ray", metavar="ADDRESS", help=escape(RAY_HELP.format(hint=install_hint("ray")))),
-    ] = None,
-    report: Annotated[Path | None, typer.Option("--report", metavar="DIR", help=REPORT_HELP)] = None,
+    runtime: RuntimeOption = "runc",
+    ray: RayOption = None,
+    report: ReportOption = None,
 ) -> None:
     """Run every sample program on its problem's cases (stdin in, stdout compared); write
     <samples>_results.jsonl and print pass@k and how many samples ended with each status.

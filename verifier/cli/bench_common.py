@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -20,7 +20,7 @@ from verifier.cli.common import (
     say_error,
     stderr,
 )
-from verifier.limits import RunPolicy
+from verifier.limits import RunPolicy, Runtime
 
 if TYPE_CHECKING:  # loaded when a command runs (every `verifier` command imports this module)
     from verifier.bench.store import EvidenceStore
@@ -40,6 +40,26 @@ RAY_HELP = (
     "Verify on a Ray cluster (needs {hint}): its address, or auto for RAY_ADDRESS or the cluster started on "
     "this machine. A warm pool on every node; --workers defaults to the cluster's slots. See docs/scale.md."
 )
+
+
+# The options both `verifier bench` commands take, said once (typer reads them from the signatures).
+PolicyOption = Annotated[
+    RunPolicy, typer.Option(help="reuse (fast), fresh (a container per sample) or cold (no pool).")
+]
+SanitizeOption = Annotated[
+    bool,
+    typer.Option(
+        "--sanitize",
+        help="Samples are models' chat answers: verify the code taken out of each (EvalPlus's sanitize: the "
+        "last fenced Python block that parses, or the whole text when it is code, <think> dropped; see "
+        "verifier/extract.py). An answer with no code is invalid_input, never run.",
+    ),
+]
+RuntimeOption = Annotated[Runtime, typer.Option(help="Container runtime: runc, or gvisor (gVisor's runsc; slower).")]
+RayOption = Annotated[
+    str | None, typer.Option("--ray", metavar="ADDRESS", help=escape(RAY_HELP.format(hint=install_hint("ray"))))
+]
+ReportOption = Annotated[Path | None, typer.Option("--report", metavar="DIR", help=REPORT_HELP)]
 
 
 def parse_ks(text: str) -> list[int]:

@@ -21,9 +21,12 @@ from verifier.bench.passk import (
 )
 from verifier.cli.bench_common import (
     INPUT_ERRORS,
-    RAY_HELP,
     REFERENCE_KS,
-    REPORT_HELP,
+    PolicyOption,
+    RayOption,
+    ReportOption,
+    RuntimeOption,
+    SanitizeOption,
     alias,
     check_ray_policy,
     check_report_dir,
@@ -42,7 +45,6 @@ from verifier.cli.common import (
     sandbox_failure,
     stderr,
 )
-from verifier.limits import RunPolicy, Runtime
 
 if TYPE_CHECKING:  # loaded when a command runs (every `verifier` command imports this module)
     from verifier.bench.calibrate import LimitRule
@@ -99,9 +101,7 @@ def humaneval(
         typer.Option(help="Concurrent sandboxes (default: the core count). Also --n_workers, the reference's name."),
     ] = None,
     n_workers: Annotated[int | None, typer.Option("--n_workers", "--n-workers", hidden=True)] = None,
-    policy: Annotated[
-        RunPolicy, typer.Option(help="reuse (fast), fresh (a container per sample) or cold (no pool).")
-    ] = "reuse",
+    policy: PolicyOption = "reuse",
     json_out: Annotated[
         Path | None, typer.Option(help="Also write the summary (pass@k, counts, timing) as JSON.")
     ] = None,
@@ -113,15 +113,7 @@ def humaneval(
             "falsifying example, the dataset's input for EvalPlus problems, the candidate's own text).",
         ),
     ] = False,
-    sanitize: Annotated[
-        bool,
-        typer.Option(
-            "--sanitize",
-            help="Samples are models' chat answers: verify the code taken out of each (EvalPlus's sanitize: the "
-            "last fenced Python block that parses, or the whole text when it is code, <think> dropped; see "
-            "verifier/extract.py). An answer with no code is invalid_input, never run.",
-        ),
-    ] = False,
+    sanitize: SanitizeOption = False,
     no_cache: Annotated[
         bool,
         typer.Option(
@@ -165,18 +157,9 @@ def humaneval(
         int,
         typer.Option("--plus-inputs", metavar="N", help="With --plus: the inputs to make per problem (at most)."),
     ] = PLUS_INPUTS,
-    ray: Annotated[
-        str | None,
-        typer.Option(
-            "--ray",
-            metavar="ADDRESS",
-            help=escape(RAY_HELP.format(hint=install_hint("ray"))),
-        ),
-    ] = None,
-    runtime: Annotated[
-        Runtime, typer.Option(help="Container runtime: runc, or gvisor (gVisor's runsc; slower).")
-    ] = "runc",
-    report: Annotated[Path | None, typer.Option("--report", metavar="DIR", help=REPORT_HELP)] = None,
+    ray: RayOption = None,
+    runtime: RuntimeOption = "runc",
+    report: ReportOption = None,
     # EvalPlus's names (evalplus.evaluate), for its users' command lines.
     dataset: Annotated[
         Dataset | None,

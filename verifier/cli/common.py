@@ -27,6 +27,7 @@ from rich.markup import escape
 
 # typer 0.29 vendors click as typer._click (no click dependency any more): pyproject bounds typer below 0.30.
 from typer._click import exceptions as click_errors
+from typer._click.core import Command as ClickCommand
 from typer._click.core import Context, Parameter
 from typer._click.globals import get_current_context
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
@@ -241,8 +242,8 @@ def usage_line(exc: click_errors.ClickException) -> tuple[str, str | None]:
     return one_line(message, 500), option
 
 
-class Command(TyperCommand):
-    """A command in the verifier's voice (see the module docstring)."""
+class _QuietFlags(ClickCommand):
+    """What `Command` and `Group` share: no `<bool>` after a flag in their --help."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -253,6 +254,10 @@ class Command(TyperCommand):
         if option is not None:
             _quiet_flags([option])
         return option
+
+
+class Command(_QuietFlags, TyperCommand):
+    """A command in the verifier's voice (see the module docstring)."""
 
     def collect_usage_pieces(self, ctx: Context) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
@@ -265,18 +270,8 @@ class Command(TyperCommand):
         return pieces
 
 
-class Group(TyperGroup):
+class Group(_QuietFlags, TyperGroup):
     """A command group in the verifier's voice; the root one prints every usage error as one line."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        _quiet_flags(self.params)
-
-    def get_help_option(self, ctx: Context) -> TyperOption | None:
-        option = super().get_help_option(ctx)
-        if option is not None:
-            _quiet_flags([option])
-        return option
 
     def main(
         self,
