@@ -147,7 +147,7 @@ def test_image_build_refuses_a_bad_suite_before_any_engine(tmp_path: Path) -> No
 
 
 def test_the_agent_sandbox_picks_its_image_from_requirements_or_a_suite(tmp_path: Path) -> None:
-    from verifier.agents.sandbox.box import environment_image
+    from verifier.agents.sandbox.making import environment_image
 
     no_engine: Any = object()  # nothing here may reach an engine
     assert environment_image(no_engine, "img", None, None) == "img"

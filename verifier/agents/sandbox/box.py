@@ -31,39 +31,28 @@ Two lifetimes:
   leaves it running until then, never longer.
 
 `seed_from=PATH` copies a host folder into a new sandbox's workspace (`seed`).
+
+The class lives here, with its commands, its lease and its lifetime; its container is made in
+`making`, its file operations (`upload_files`, `download_files`, `download_folder`) are
+`transfers`'s `SandboxFiles`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import re
 import threading
 import time
 import uuid
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from deepagents.backends.protocol import ExecuteResponse, FileDownloadResponse, FileUploadResponse
+from deepagents.backends.protocol import ExecuteResponse
 from deepagents.backends.sandbox import BaseSandbox
 
 from verifier.agents.sandbox.commands import BACKSTOP_S, Exec, ExecOutcome, backstop, shell_command
-from verifier.agents.sandbox.files import (
-    DOWNLOAD,
-    FOLDER,
-    PYTHON,
-    UPLOAD,
-    Place,
-    describe,
-    download_results,
-    folder_results,
-    upload_results,
-    upload_stream,
-)
+from verifier.agents.sandbox.files import PYTHON, Place
 from verifier.agents.sandbox.identity import (
     AGENT_CPU_SHARES,
     AGENT_UID,
@@ -79,28 +68,18 @@ from verifier.agents.sandbox.identity import (
     LABEL_AGENT_SHELL,
     LABEL_AGENT_VOLUME,
     WORKSPACE,
-    command,
-    create_kwargs,
-    facts,
     forget_volume,
     live,
     prove,
-    record_made,
 )
 from verifier.agents.sandbox.lease import LeaseClock, check_idle_timeout, renew_command
 from verifier.agents.sandbox.limits import FLOOD_FACTOR, AgentSandboxLimits
+from verifier.agents.sandbox.making import SANDBOX_ID, environment_image, launch_sandbox, let_go
 from verifier.agents.sandbox.seed import MAX_SEED_FILES, SeedError, batches, read_seed
-from verifier.errors import InvalidInput
-from verifier.hashing import SKIP_DIRS
-from verifier.inputs import MAX_TREE_BYTES, MAX_TREE_FILES
-from verifier.limits import MiB
-from verifier.sandbox import environment, provenance
-from verifier.sandbox.container import EngineError, connect, container_record, image_id, launch, remove, translated
-from verifier.sandbox.docker_engine import DockerBackend
-from verifier.sandbox.image import image_tag
+from verifier.agents.sandbox.transfers import TRANSFER_TIMEOUT_S, FolderDownloadResponse, SandboxFiles
+from verifier.sandbox import provenance
+from verifier.sandbox.container import EngineError, connect, container_record, remove, translated
 from verifier.sandbox.provenance import Made
-from verifier.sandbox.requirements import parse_lines
-from verifier.suite import load_suite
 from verifier.text import one_line
 
 SCRATCH = "/tmp"
@@ -118,60 +97,9 @@ __all__ = [
     "DockerSandbox",
     "FolderDownloadResponse",
 ]
-#: A sandbox id (the container's name) as the engine allows one.
-SANDBOX_ID = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}")
-#: Longest a file transfer may take inside the container.
-TRANSFER_TIMEOUT_S = 60.0
 
 
-@dataclass(frozen=True)
-class FolderDownloadResponse:
-    """Every file under a folder of the sandbox (`download_folder`), or why not."""
-
-    path: str
-    """The folder that was asked for."""
-    files: dict[str, bytes] | None = None
-    """Relative POSIX path -> bytes; None on failure."""
-    error: str | None = None
-    """A protocol error code (`file_not_found`, `permission_denied`, ...) or a sentence from fixed
-    templates (never a name the agent chose); None on success."""
-    detail: str = ""
-    """What the agent controls about the failure (the name of the file at fault, the reading
-    program's complaint): untrusted text, never to be shown as the verifier's own words."""
-
-
-def _release(api: Any, name: str, cid: str, stdin: Any) -> None:
-    try:
-        stdin.close()
-    except OSError:
-        pass
-    if remove(api, name):
-        provenance.forget(cid)
-
-
-def environment_image(
-    client: Any, image: str | None, requirements: Sequence[str] | None, suite: str | os.PathLike[str] | None
-) -> str | None:
-    """The image an agent's sandbox starts on: `image` (None: the sandbox image), or the
-    environment image of `requirements` / `suite` built on it (`verifier.sandbox.environment`)."""
-    if requirements is None and suite is None:
-        return image
-    if requirements is not None and suite is not None:
-        raise InvalidInput("DockerSandbox: pass requirements or suite, not both")
-    if suite is not None:
-        spec = load_suite(Path(suite)).requirements
-    else:
-        spec = parse_lines(list(requirements or []), "requirements")
-    if not spec.requirements:
-        return image
-    return environment.ensure(DockerBackend(client), spec, image or image_tag()).tag
-
-
-def _let_go() -> None:
-    """A lasting sandbox at interpreter exit: left running (its idle timeout ends it)."""
-
-
-class DockerSandbox(BaseSandbox):  # type: ignore[misc]
+class DockerSandbox(SandboxFiles, BaseSandbox):  # type: ignore[misc]
     """A Deep Agents sandbox backend on one hardened container, for one agent session.
 
     Use it as a context manager (or call `close()`): the container is removed on exit, also
@@ -265,55 +193,18 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         self._volume = volume
         self._lease = None if self.idle_timeout_s is None else LeaseClock(self.idle_timeout_s)
 
-    def _create_kwargs(self, made_from: str) -> dict[str, Any]:
-        return create_kwargs(
+    def _start(self, image: str | None) -> str:
+        cid, self._finalizer = launch_sandbox(
+            self,
+            self._client.api,
             name=self.name,
-            image=made_from,
+            image=image,
             limits=self.limits,
             shell=self.shell,
             idle_s=self.idle_timeout_s,
             volume=self._volume,
         )
-
-    def _start(self, image: str | None) -> str:
-        api = self._client.api
-        made_from = image_id(api, image or image_tag())
-        lasting = self.idle_timeout_s is not None
-        kwargs = self._create_kwargs(made_from)
-        kept = facts(self.limits, self.shell, self.idle_timeout_s, self._volume)
-
-        made: list[str] = []
-
-        def attached(cid: str, stdin: Any) -> None:
-            made.append(cid)
-            if stdin is None:
-                self._finalizer = weakref.finalize(self, _let_go)
-            else:
-                self._finalizer = weakref.finalize(self, _release, api, self.name, cid, stdin)
-            # Before it starts: a sandbox of ours never runs without the host's record of it.
-            record_made(api, container_record(api, cid), name=self.name, image=made_from, kept=kept)
-
-        try:
-            if self._volume is not None:
-                provenance.remember_volume(self._volume)
-            return launch(
-                api,
-                name=self.name,
-                image_id=made_from,
-                command=command(self.idle_timeout_s),
-                kwargs=kwargs,
-                attach=None if lasting else {"stdin": 1, "stream": 1},
-                attached=attached,
-                what="the agent's sandbox",
-            )
-        except BaseException:  # launch removed the container (a taken name: not ours, left alone)
-            if hasattr(self, "_finalizer"):
-                self._finalizer.detach()
-            for cid in made:
-                provenance.forget(cid)
-            if self._volume is not None:
-                forget_volume(api, self._volume)
-            raise
+        return cid
 
     def _seed(self, files: list[tuple[str, bytes]]) -> None:
         """Copy the seed's files into the workspace, or SeedError naming the first that failed."""
@@ -361,7 +252,7 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
         self._setup(client, made.name, made.facts[FACT_VOLUME])
         self._own_client = own
         self.container_id = made.id
-        self._finalizer = weakref.finalize(self, _let_go)
+        self._finalizer = weakref.finalize(self, let_go)
 
     # -- the session --------------------------------------------------------------------
     @property
@@ -530,117 +421,3 @@ class DockerSandbox(BaseSandbox):  # type: ignore[misc]
                 stdin_timeout_s=TRANSFER_TIMEOUT_S,
             )
             return run.wait(deadline=run.started + TRANSFER_TIMEOUT_S, cap=cap)
-
-    def _roots(self) -> str:
-        return json.dumps(list(self.place.roots))
-
-    def _describe(self, code: str, size: int = 0) -> str:
-        return describe(code, size=size, limit=self.limits.file_size_bytes, workspace_bytes=self.limits.workspace_bytes)
-
-    def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
-        """Write files over an exec's stdin, as the agent's user (who then owns them).
-
-        Paths outside the workspace and /tmp are `permission_denied`, `..` is `invalid_path`,
-        a symlink that leaves them is `permission_denied`; a file over `limits.file_size_bytes` is
-        refused before it is sent. Never raises: every file gets its response, in order.
-        """
-        responses = [FileUploadResponse(path=path) for path, _ in files]
-        batch: list[tuple[int, str, bytes]] = []
-        for index, (path, content) in enumerate(files):
-            where, error = self.place.confine(path)
-            if where is None:
-                responses[index] = FileUploadResponse(path=path, error=error)
-            elif len(content) > self.limits.file_size_bytes:
-                responses[index] = FileUploadResponse(path=path, error=self._describe("too_large", len(content)))
-            else:
-                batch.append((index, where, bytes(content)))
-        if not batch:
-            return responses
-        results: dict[int, str | None] = {}
-        failure = "the sandbox is closed"
-        if not self.closed:
-            try:
-                stdin = upload_stream(batch)
-                outcome = self._program(UPLOAD, [self._roots()], user=AGENT_UID, stdin=stdin, cap=1 * MiB)
-                results = upload_results(outcome.stdout)
-                failure = one_line(outcome.stderr.decode("utf-8", "replace"), 200) or "no answer from the sandbox"
-            except EngineError as exc:
-                failure = one_line(str(exc), 200)
-        for index, _, data in batch:
-            code = results.get(index, f"failed: {failure}")
-            error = None if code is None else self._describe(code, len(data))
-            responses[index] = FileUploadResponse(path=files[index][0], error=error)
-        return responses
-
-    def download_files(self, paths: list[str]) -> list[FileDownloadResponse]:
-        """Read files over an exec's stdout, as a user the agent cannot tamper with.
-
-        The same confinement as `upload_files`; a directory is `is_directory`, a missing file
-        `file_not_found`, a file over `limits.file_size_bytes` an error naming its size. Never raises.
-        """
-        responses = [FileDownloadResponse(path=path) for path in paths]
-        batch: list[tuple[int, str]] = []
-        for index, path in enumerate(paths):
-            where, error = self.place.confine(path)
-            if where is None:
-                responses[index] = FileDownloadResponse(path=path, error=error)
-            else:
-                batch.append((index, where))
-        if not batch:
-            return responses
-        results: dict[int, tuple[str | None, int, bytes]] = {}
-        failure = "the sandbox is closed"
-        if not self.closed:
-            stdin = json.dumps([where for _, where in batch]).encode()
-            cap = len(batch) * (self.limits.file_size_bytes + 4096)
-            try:
-                outcome = self._program(
-                    DOWNLOAD, [self._roots(), str(self.limits.file_size_bytes)], user=KEEPER_UID, stdin=stdin, cap=cap
-                )
-                results = download_results(outcome.stdout)
-                failure = one_line(outcome.stderr.decode("utf-8", "replace"), 200) or "no answer from the sandbox"
-            except EngineError as exc:
-                failure = one_line(str(exc), 200)
-        for position, (index, _) in enumerate(batch):
-            found = results.get(position)
-            if found is None:
-                responses[index] = FileDownloadResponse(path=paths[index], error=f"not read: {failure}")
-                continue
-            code, size, data = found
-            if code is None:
-                responses[index] = FileDownloadResponse(path=paths[index], content=data)
-            else:
-                responses[index] = FileDownloadResponse(path=paths[index], error=self._describe(code, size))
-        return responses
-
-    def download_folder(
-        self, path: str, *, max_files: int = MAX_TREE_FILES, max_bytes: int = MAX_TREE_BYTES
-    ) -> FolderDownloadResponse:
-        """Every file under a folder (caches such as `__pycache__` and `*.pyc` left out), read
-        like `download_files`. A folder holding a symlink, or more than `max_files` files or
-        `max_bytes` bytes, is refused with a reason. Never raises."""
-        where, error = self.place.confine_folder(path)
-        if where is None:
-            return FolderDownloadResponse(path=path, error=error)
-        if self.closed:
-            return FolderDownloadResponse(path=path, error="not read: the sandbox is closed")
-        args = [self._roots(), where, str(max_files), str(max_bytes), json.dumps(sorted(SKIP_DIRS))]
-        try:
-            outcome = self._program(FOLDER, args, user=KEEPER_UID, stdin=b"", cap=max_bytes + 1024 * (max_files + 2))
-        except EngineError as exc:
-            return FolderDownloadResponse(path=path, error=f"not read: {one_line(str(exc), 200)}")
-        files, failed = folder_results(outcome.stdout)
-        if failed is None:
-            return FolderDownloadResponse(path=path, files=files)
-        code, inner = failed["error"], failed["path"]
-        detail = f"the file at fault: {inner}" if inner else ""
-        if code == "symlink":
-            reason = "the folder holds a symbolic link; copy the file instead"
-        elif code == "too_big":
-            reason = f"the folder is over the limit of {max_files} files and {max_bytes} bytes"
-        elif code == "cut":
-            reason = "not read: the sandbox's answer was cut short"
-            detail = outcome.stderr.decode("utf-8", "replace")[:1000]
-        else:
-            reason = self._describe(code) + (" (a file in the folder)" if inner else "")
-        return FolderDownloadResponse(path=path, error=reason, detail=detail)
