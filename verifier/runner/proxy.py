@@ -13,22 +13,18 @@ to graders and terminals as a trusted line) and a `detail` that may hold candida
 
 from __future__ import annotations
 
-import fcntl
-import functools
 import json
 import os
 import select
 import socket
-import struct
 import sys
-import termios
 import threading
 import time
 import types
-from collections.abc import Callable
 from typing import Any
 
 from . import scidata, wire
+from .channels import OutputSink, control, oom_kills
 from .clock import ChargedClock
 from .faults import (
     CallAborted,
@@ -43,6 +39,8 @@ from .faults import (
     StaleHandle,
 )
 from .handles import Handle, handle_of, make_handle, parts, remote_class
+from .in_place import has_mutable as _has_mutable
+from .in_place import sync_in_place as _sync_in_place
 from .protocol import OVERLOAD_FACTOR
 from .rebuilt import CandidateClasses, CandidateRaised, builtin_base
 
@@ -55,12 +53,7 @@ __tracebackhide__ = True
 MAX_TIMEOUTS = 2
 #: How often a waiting call checks the clock and the candidate's output volume.
 POLL_S = 0.05
-#: The zygote answers within this (its own reset gives up after 10 s).
-CONTROL_TIMEOUT_S = 30.0
-OOM_FILES = ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events")
 MAX_MESSAGE = 4000
-#: At the end of a run, how long to wait for the candidate's output already in its pipes.
-OUTPUT_CATCH_UP_S = 0.5
 #: Candidate objects one run may hand out (a method that returns a new object forever stops here).
 MAX_HANDLES = 100_000
 #: Candidate texts one test keeps for the falsifying example's check.
@@ -83,112 +76,6 @@ __all__ = [
     "control",
     "oom_kills",
 ]
-
-
-@functools.cache
-def _oom_file() -> str | None:
-    """The first of OOM_FILES this container has (cgroups v1 or v2), found once per process."""
-    return next((path for path in OOM_FILES if os.path.exists(path)), None)
-
-
-def oom_kills() -> int:
-    """The container's count of processes killed for memory so far, or -1 when unknown."""
-    path = _oom_file()
-    if path is None:
-        return -1
-    try:
-        with open(path) as fh:
-            for line in fh:
-                key, _, value = line.partition(" ")
-                if key == "oom_kill":
-                    return int(value)
-    except OSError:
-        pass
-    return -1
-
-
-def _unread(fd: int) -> int:
-    """Bytes waiting in pipe `fd` (0 once it is closed)."""
-    try:
-        return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])
-    except OSError:
-        return 0
-
-
-class _OutputSink:
-    """Drains candidate output pipes; keeps `cap` bytes in all, notes anything beyond."""
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.buffer = bytearray()
-        self.total = 0
-        self.lock = threading.Lock()
-        #: Pipes still being read. A read and the append of what it got happen under `lock`.
-        self.open: set[int] = set()
-
-    def drain(self, fd: int) -> None:
-        def pump() -> None:
-            try:
-                while True:
-                    select.select([fd], [], [])  # readable or closed: this thread alone reads it
-                    with self.lock:
-                        chunk = os.read(fd, 65536)
-                        if not chunk:
-                            return
-                        self.total += len(chunk)
-                        room = self.cap - len(self.buffer)
-                        if room > 0:
-                            self.buffer += chunk[:room]
-            finally:
-                with self.lock:
-                    self.open.discard(fd)
-                    os.close(fd)
-
-        with self.lock:
-            self.open.add(fd)
-        threading.Thread(target=pump, daemon=True, name="candidate-output").start()
-
-    def catch_up(self, timeout: float = OUTPUT_CATCH_UP_S) -> None:
-        """Wait until everything already in the pipes is in the buffer: what the candidate wrote
-        before its last answer is in the evidence, whichever thread ran first."""
-        deadline = time.monotonic() + timeout
-        while True:
-            with self.lock:  # no read is half done while we hold it
-                if not any(_unread(fd) for fd in self.open):
-                    return
-            if time.monotonic() >= deadline:
-                return
-            time.sleep(0.0005)
-
-    @property
-    def exceeded(self) -> bool:
-        return self.total > self.cap
-
-
-def control(
-    ctl: socket.socket,
-    request: dict[str, Any],
-    fds: list[int] | None = None,
-    meanwhile: Callable[[], object] | None = None,
-) -> dict[str, Any]:
-    """One request to the zygote and its answer, within CONTROL_TIMEOUT_S; `meanwhile` runs
-    here between the request and the wait for its answer (work of ours that need not wait).
-
-    Raises SandboxFailure when the zygote is gone or does not answer (not the candidate's
-    doing: candidates cannot reach the zygote).
-    """
-    try:
-        ctl.settimeout(CONTROL_TIMEOUT_S)
-        socket.send_fds(ctl, [json.dumps(request).encode()], fds or [])
-        if meanwhile is not None:
-            meanwhile()
-        data = ctl.recv(65536)
-        if not data:
-            raise EOFError
-        reply: dict[str, Any] = json.loads(data)
-    except (OSError, EOFError, ValueError) as exc:
-        raise SandboxFailure(f"the candidate launcher did not answer ({exc.__class__.__name__})") from None
-    return reply
 
 
 def _builtin_name(reply: dict[str, Any]) -> str:
@@ -217,7 +104,7 @@ class CandidateSession:
         self.ctl = ctl
         self.call_timeout = call_timeout
         self.budget = budget
-        self.output = _OutputSink(output_cap)
+        self.output = OutputSink(output_cap)
         self.reply_limit = reply_limit
         self.per_test = per_test
         self.clock = clock or ChargedClock()
@@ -593,60 +480,6 @@ class CandidateSession:
         """Call the candidate module's function `name`."""
         __tracebackhide__ = True
         return self.request("call", ["N", [module, name]], args, kwargs, name=name)
-
-
-def _has_mutable(value: Any) -> bool:
-    # By the real type: a handle's `__class__` may be the candidate's to answer.
-    if issubclass(type(value), (list, dict, set)) or (handle_of(value) is None and scidata.mutable(value)):
-        return True
-    if issubclass(type(value), tuple):
-        return any(_has_mutable(v) for v in value)
-    return False
-
-
-def _same(o: Any, a: Any) -> bool:
-    """Whether the test's value `o` already equals the candidate's `a` (never asking a handle)."""
-    ho, ha = handle_of(o), handle_of(a)
-    if ho is not None or ha is not None:
-        return ho is not None and ha is not None and parts(ho)[1] == parts(ha)[1]
-    if scidata.of_libraries(o):
-        return scidata.same(o, a, wire.PLAIN)  # never `==`: an array's answers elementwise
-    return type(o) is type(a) and o == a
-
-
-def _sync_in_place(original: Any, after: Any) -> None:
-    """Carry the candidate's in-place mutation of an argument back to the test's object."""
-    if type(original) is list and type(after) is list:
-        if len(original) == len(after):
-            for i, (o, a) in enumerate(zip(original, after, strict=True)):
-                if scidata.sync(o, a, wire.PLAIN):
-                    continue  # an array, Series or DataFrame: changed in place, as numpy/pandas can
-                if type(o) in (list, dict, set) and type(o) is type(a):
-                    _sync_in_place(o, a)
-                elif type(o) is tuple and type(a) is tuple and _has_mutable(o):
-                    _sync_in_place(list(o), list(a))
-                elif not _same(o, a):
-                    original[i] = a
-        else:
-            original[:] = after
-    elif type(original) is dict and type(after) is dict:
-        for key in list(original):
-            if key not in after:
-                del original[key]
-        for key, a in after.items():
-            o = original.get(key, _MISSING)
-            if scidata.sync(o, a, wire.PLAIN):
-                continue
-            if type(o) in (list, dict, set) and type(o) is type(a):
-                _sync_in_place(o, a)
-            elif o is _MISSING or not _same(o, a):
-                original[key] = a
-    elif type(original) is set and type(after) is set and original != after:
-        original.clear()
-        original.update(after)
-
-
-_MISSING = object()
 
 
 class CandidateModule(types.ModuleType):

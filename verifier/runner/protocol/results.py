@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Collection
 from typing import Any
 
 from .budget import bounded_result
@@ -67,6 +68,22 @@ def _want(value: Any, kind: type | tuple[type, ...], name: str) -> Any:
     if not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, float, (int, float))):
         raise ProtocolError(f"result field {name}: unexpected {type(value).__name__}")
     return value
+
+
+def _bounded_list(raw: dict[str, Any], name: str, limit: int) -> list[Any]:
+    """Field `name` of `raw`: a list (empty when absent) of at most `limit` items."""
+    items: list[Any] = _want(raw.get(name, []), list, name)
+    if len(items) > limit:
+        raise ProtocolError(f"result field {name}: too many")
+    return items
+
+
+def _one_of(raw: dict[str, Any], name: str, vocabulary: Collection[str], default: str | None = None) -> str:
+    """Field `name` of `raw`: a word of `vocabulary` (`default` when absent)."""
+    word: str = _want(raw.get(name, default), str, name)
+    if word not in vocabulary:
+        raise ProtocolError(f"result field {name}: unknown")
+    return word
 
 
 def _count(value: Any, name: str) -> int:
@@ -154,21 +171,11 @@ def parse_result(payload: bytes, *, max_bytes: int) -> JobResult:
         raise ProtocolError(f"result is not JSON ({exc.__class__.__name__})") from None
     counts = _want(raw.get("counts"), dict, "counts")
     error = raw.get("sandbox_error")
-    failures = _want(raw.get("failures", []), list, "failures")
-    if len(failures) > MAX_FAILURES:
-        raise ProtocolError("result field failures: too many")
-    runner = _want(raw.get("runner"), str, "runner")
-    if runner not in RUNNERS:
-        raise ProtocolError("result field runner: unknown")
-    kind = _want(raw.get("kind", "tests"), str, "kind")
-    if kind not in KINDS:
-        raise ProtocolError("result field kind: unknown")
-    cases = _want(raw.get("cases", []), list, "cases")
-    if len(cases) > MAX_CASES:
-        raise ProtocolError("result field cases: too many")
-    kernel = _want(raw.get("kernel"), str, "kernel")
-    if kernel not in KERNELS:
-        raise ProtocolError("result field kernel: unknown")
+    failures = _bounded_list(raw, "failures", MAX_FAILURES)
+    runner = _one_of(raw, "runner", RUNNERS)
+    kind = _one_of(raw, "kind", KINDS, default="tests")
+    cases = _bounded_list(raw, "cases", MAX_CASES)
+    kernel = _one_of(raw, "kernel", KERNELS)
     return JobResult(
         runner=runner,
         exit_code=_want(raw.get("exit_code"), int, "exit_code"),
