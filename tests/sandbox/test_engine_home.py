@@ -50,6 +50,7 @@ DYNAMIC_IMPORTS_ALLOWED = {
     ),
     ("verifier/agents/__init__.py", "name"),  # find_spec over _REQUIRED, the agents extra's packages
     ("verifier/runner/candidate.py", "name"),
+    ("verifier/runner/handles.py", "module"),  # only one of _ABC_MODULES (the standard library's ABCs)
     ("verifier/runner/review_tamper.py", "module"),
     ("verifier/runner/scidata/base.py", "name"),
     ("verifier/runner/trusted.py", "top"),
