@@ -19,7 +19,7 @@ def test_a_build_that_waited_for_another_finds_its_image(monkeypatch: pytest.Mon
     first_inside = threading.Event()
     release = threading.Event()
 
-    def find(client: Any, base: Any = "auto") -> str | None:
+    def find(client: Any, base: Any = "auto", *, tag: str | None = None) -> str | None:
         return "sha256:first" if built else None
 
     def fake_build(client: Any, kind: Any, tag: str, say: Any) -> tuple[str, bool]:
