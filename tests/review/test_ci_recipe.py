@@ -54,7 +54,9 @@ def test_the_recipe_s_install_step_works_from_a_local_copy(tmp_path: Path) -> No
     git(src, "commit", "-q", "-m", "copy")
     command = install_command()
     name = command[-1].partition(" @ ")[0]
-    command[-1] = f"{name} @ git+file://{src}"
+    # A host in the URL ("localhost"): the pip a fresh venv has (23.2, packaging 21.3) refuses a
+    # direct reference whose URL has no host, as "git+file:///..." has none; git+https:// has one.
+    command[-1] = f"{name} @ git+file://localhost{src}"
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
     assert command[:2] == ["pip", "install"]
