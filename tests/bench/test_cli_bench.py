@@ -37,6 +37,14 @@ def broken(job: SandboxJob) -> RawRun:
     return raw_run(b"", exit_code=1, stderr=b"the engine went away")  # no result line: infra_error
 
 
+class _Engine:
+    """The engine connection the command opens and closes (the image comes from the stand-in
+    `build`): closing it is all it may be asked to do."""
+
+    def close(self) -> None:
+        pass
+
+
 @pytest.fixture
 def fake_sandbox(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[SandboxJob], RawRun]], list[Limits]]:
     """Route the command's sandbox to a FakeBackend; returns the limits it was built with."""
@@ -51,7 +59,7 @@ def fake_sandbox(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[Sandbox
 
         monkeypatch.setattr(Verifier, "pooled", classmethod(pooled))
         monkeypatch.setattr("verifier.sandbox.image.build", lambda *a, **k: ("x", False))
-        monkeypatch.setattr("verifier.sandbox.docker_engine.connect", lambda: None)
+        monkeypatch.setattr("verifier.sandbox.docker_engine.connect", _Engine)
         return seen
 
     return install

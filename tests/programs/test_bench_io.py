@@ -131,6 +131,14 @@ def program_answer(job: SandboxJob) -> RawRun:
     return raw_run(format_result_line(header.nonce, False, result))
 
 
+class _Engine:
+    """The engine connection the command opens and closes (the image comes from the stand-in
+    `build`): closing it is all it may be asked to do."""
+
+    def close(self) -> None:
+        pass
+
+
 @pytest.fixture
 def fake_sandbox(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[SandboxJob], RawRun]], list[Limits]]:
     seen: list[Limits] = []
@@ -145,7 +153,7 @@ def fake_sandbox(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[Sandbox
         monkeypatch.setattr(Verifier, "pooled", classmethod(pooled))
         monkeypatch.setattr("verifier.sandbox.image.build", lambda *a, **k: ("x", False))
         monkeypatch.setattr("verifier.sandbox.image.image_tag", lambda *a, **k: "x")
-        monkeypatch.setattr("verifier.sandbox.docker_engine.connect", lambda: None)
+        monkeypatch.setattr("verifier.sandbox.docker_engine.connect", _Engine)
         return seen
 
     return install
@@ -232,7 +240,10 @@ def test_timeout_runtime_and_a_rerun_that_verifies_only_what_is_missing(
 
     seen = fake_sandbox(counted)
     runtimes: list[str] = []
-    monkeypatch.setattr("verifier.cli.bench.require_runtime", lambda limits: runtimes.append(limits.runtime))
+    monkeypatch.setattr(
+        "verifier.cli.bench_common.require_runtime",
+        lambda limits, *, client=None: runtimes.append(limits.runtime),
+    )
     problems = write_jsonl(tmp_path / "p.jsonl", [A_PLUS_B, {**A_PLUS_B, "problem_id": "b"}])
     rows = [{"problem_id": p, "program": f"print({i})"} for i, p in enumerate(["a+b", "a+b", "b"])]
     samples = write_jsonl(tmp_path / "s.jsonl", rows)

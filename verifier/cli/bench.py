@@ -19,26 +19,21 @@ from verifier.cli.bench_common import (
     ReportOption,
     RuntimeOption,
     SanitizeOption,
-    check_ray_policy,
+    check_inputs,
     check_report_dir,
+    check_workers,
+    finish,
     input_failure,
-    interrupted,
-    make_report,
+    local_image,
     open_store,
     parse_ks,
-    report_summary,
     require_file,
+    run_failures,
+    run_summary,
     store_path,
 )
 from verifier.cli.bench_humaneval import humaneval
-from verifier.cli.common import (
-    Command,
-    Group,
-    fail,
-    require_runtime,
-    sandbox_failure,
-    stderr,
-)
+from verifier.cli.common import Command, Group, fail, stderr
 
 if TYPE_CHECKING:  # loaded when a command runs (every `verifier` command imports this module)
     from verifier.bench.harness import BenchRun
@@ -107,14 +102,10 @@ def io(
     rerun them)."""
     from verifier.sandbox.admission import default_workers
 
-    check_ray_policy(ray, policy)
-    check_report_dir(report)
-    require_file(samples, "SAMPLES", "samples")
-    require_file(problems, "--problems", "problems")
+    check_inputs(samples, problems, ray=ray, policy=policy, report=report)
     if timeout is not None and not 0 < timeout <= 600:
         raise fail(f"--timeout must be more than 0 and at most 600 seconds, not {timeout:g}", option="--timeout")
-    if workers is not None and workers < 1:
-        raise fail(f"--workers must be at least 1, not {workers}", option="--workers")
+    check_workers(workers)
     from verifier.bench import io as bio
 
     ks = parse_ks(k)
@@ -134,9 +125,8 @@ def io(
     with open(out_path, "w") as fh:
         for sample, ev in zip(items, run.evidence, strict=True):
             fh.write(json.dumps(bio.result_row(sample, ev)) + "\n")
-    summary = {**run.summary, "results": str(out_path), "evidence": str(store_path(samples))}
-    make_report(out_path, report, summary, ks)
-    report_summary(summary, json_out, "the programs")
+    summary = run_summary(run.summary, out_path, samples)
+    finish(summary, out_path, report=report, json_out=json_out, ks=ks, whose="the programs")
 
 
 def _run_io(
@@ -145,30 +135,16 @@ def _run_io(
     """Open the run's evidence store, build the image (on a Ray cluster every node finds or
     builds its own), verify (`options`: bio.evaluate's)."""
     from verifier.bench import io as bio
-    from verifier.errors import SandboxUnavailable
-    from verifier.limits import Limits
 
-    with open_store(store_path(samples), fresh=fresh) as store:
-        kept = len(store)
-        try:
-            image = None
-            if options["ray"] is None:
-                from verifier.sandbox.docker_engine import connect
-                from verifier.sandbox.image import build
-
-                require_runtime(Limits(runtime=options["runtime"]))
-                image, _built = build(connect())
-            attempted = len({s.problem_id for s in items})
-            workers = "the Ray cluster's slots" if options["workers"] is None else f"{options['workers']} workers"
-            stderr().print(
-                f"{len(items)} samples of {attempted} problems, {workers}, policy {options['policy']}, "
-                f"runtime {options['runtime']}"
-            )
-            return bio.evaluate(items, problems, image=image, store=store, **options)
-        except SandboxUnavailable as exc:
-            raise sandbox_failure(exc) from None
-        except KeyboardInterrupt:
-            raise interrupted(store, kept) from None
+    with open_store(store_path(samples), fresh=fresh) as store, run_failures(store):
+        image = None if options["ray"] is not None else local_image(options["runtime"])
+        attempted = len({s.problem_id for s in items})
+        workers = "the Ray cluster's slots" if options["workers"] is None else f"{options['workers']} workers"
+        stderr().print(
+            f"{len(items)} samples of {attempted} problems, {workers}, policy {options['policy']}, "
+            f"runtime {options['runtime']}"
+        )
+        return bio.evaluate(items, problems, image=image, store=store, **options)
 
 
 @bench_app.command("report", cls=Command)

@@ -4,6 +4,8 @@ the summary and its exit code, the report."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -17,6 +19,8 @@ from verifier.bench.passk import (
 from verifier.cli.common import (
     EXIT_BUSY,
     fail,
+    require_runtime,
+    sandbox_failure,
     say_error,
     stderr,
 )
@@ -144,6 +148,66 @@ def report_summary(summary: dict[str, Any], json_out: Path | None, whose: str) -
             f"them); they are not verdicts on {whose} and pass@k leaves them out: rerun to verify only those"
         )
         raise typer.Exit(EXIT_BUSY)
+
+
+def check_inputs(
+    samples: Path, problems: Path | None, *, ray: str | None, policy: RunPolicy, report: Path | None
+) -> None:
+    """What every bench command checks first, in this order, before any sandbox starts: --ray with
+    --policy, --report DIR, the SAMPLES file and the --problems file (when one is given)."""
+    check_ray_policy(ray, policy)
+    check_report_dir(report)
+    require_file(samples, "SAMPLES", "samples")
+    if problems is not None:
+        require_file(problems, "--problems", "problems")
+
+
+def check_workers(workers: int | None) -> None:
+    if workers is not None and workers < 1:
+        raise fail(f"--workers must be at least 1, not {workers}", option="--workers")
+
+
+def local_image(runtime: Runtime) -> str:
+    """The sandbox image on this machine's engine, built when missing, after checking that the
+    engine has `runtime` (one connection for both, closed after). Raises SandboxUnavailable."""
+    from verifier.limits import Limits
+    from verifier.sandbox.docker_engine import connect
+    from verifier.sandbox.image import build
+
+    engine = connect()
+    try:
+        require_runtime(Limits(runtime=runtime), client=engine)
+        return build(engine)[0]
+    finally:
+        engine.close()
+
+
+@contextmanager
+def run_failures(store: EvidenceStore) -> Iterator[None]:
+    """Around a bench run: an engine, image or runtime we could not use is a one-line failure
+    (infra_error); Ctrl-C says what the store kept and how to go on (`interrupted`)."""
+    from verifier.errors import SandboxUnavailable
+
+    kept = len(store)
+    try:
+        yield
+    except SandboxUnavailable as exc:
+        raise sandbox_failure(exc) from None
+    except KeyboardInterrupt:
+        raise interrupted(store, kept) from None
+
+
+def run_summary(summary: dict[str, Any], results: Path, samples: Path) -> dict[str, Any]:
+    """A run's summary with where its results and evidence are."""
+    return {**summary, "results": str(results), "evidence": str(store_path(samples))}
+
+
+def finish(
+    summary: dict[str, Any], results: Path, *, report: Path | None, json_out: Path | None, ks: list[int], whose: str
+) -> None:
+    """The end of every bench command: --report DIR, then the summary and the exit code."""
+    make_report(results, report, summary, ks)
+    report_summary(summary, json_out, whose)
 
 
 def check_ray_policy(ray: str | None, policy: RunPolicy) -> None:

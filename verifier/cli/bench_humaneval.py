@@ -28,23 +28,18 @@ from verifier.cli.bench_common import (
     RuntimeOption,
     SanitizeOption,
     alias,
-    check_ray_policy,
-    check_report_dir,
+    check_inputs,
+    check_workers,
+    finish,
     input_failure,
-    interrupted,
-    make_report,
+    local_image,
     open_store,
     parse_ks,
-    report_summary,
-    require_file,
+    run_failures,
+    run_summary,
     store_path,
 )
-from verifier.cli.common import (
-    fail,
-    require_runtime,
-    sandbox_failure,
-    stderr,
-)
+from verifier.cli.common import fail, stderr
 
 if TYPE_CHECKING:  # loaded when a command runs (every `verifier` command imports this module)
     from verifier.bench.calibrate import LimitRule
@@ -227,15 +222,10 @@ def humaneval(
         raise fail(
             "--dataset mbpp: give the MBPP+ problems file with --problems (none is downloaded)", option="--dataset"
         )
-    check_ray_policy(ray, policy)
-    check_report_dir(report)
-    require_file(samples, "SAMPLES", "samples")
-    if problems is not None:
-        require_file(problems, "--problems", "problems")
+    check_inputs(samples, problems, ray=ray, policy=policy, report=report)
     if timeout <= 0:
         raise fail(f"--timeout must be more than 0 seconds, not {timeout:g}", option="--timeout")
-    if workers is not None and workers < 1:
-        raise fail(f"--workers must be at least 1, not {workers}", option="--workers")
+    check_workers(workers)
     if limit is not None and limit < 1:
         raise fail(f"--limit must be at least 1, not {limit}", option="--limit")
     if not 1 <= plus_inputs <= MAX_PLUS_INPUTS:
@@ -261,14 +251,13 @@ def humaneval(
     out_path = Path(f"{samples}_results.jsonl")
     he.write_results(out_path, run, details=details)
     evalplus_path = _write_evalplus(run, samples, problems or he.default_problems(), base_only, test_details)
-    summary = {**run.summary, "results": str(out_path), "evidence": str(store_path(samples))}
+    summary = run_summary(run.summary, out_path, samples)
     summary["eval_results"] = str(evalplus_path)
     if "ray" in summary:
         stderr().print(f"Ray: {summary['ray']['reruns']} samples rerun on another node after their node was lost")
     if "plus" in summary:
         _side_by_side(summary)
-    make_report(out_path, report, summary, ks)
-    report_summary(summary, json_out, "the model")
+    finish(summary, out_path, report=report, json_out=json_out, ks=ks, whose="the model")
 
 
 def _evalplus_limits(
@@ -347,8 +336,6 @@ def _run_humaneval(work: Workload, options: Options, samples: Path, *, fresh: bo
     """Open the run's evidence store (and the canonical times' cache), build the image, verify."""
     from verifier.bench import humaneval as he
     from verifier.bench.calibrate import cache_path
-    from verifier.errors import SandboxUnavailable
-    from verifier.limits import Limits
 
     err = stderr()
     with ExitStack() as stack:
@@ -356,24 +343,15 @@ def _run_humaneval(work: Workload, options: Options, samples: Path, *, fresh: bo
         cache = None
         if options.limit_rule is not None:
             cache = stack.enter_context(open_store(cache_path(), fresh=fresh))
-        kept = len(store)
-        try:
-            if options.ray is None:  # every Ray node finds or builds the image of the driver's recipe itself
-                from verifier.sandbox.docker_engine import connect
-                from verifier.sandbox.image import build
-
-                require_runtime(Limits(runtime=options.runtime))
-                options = replace(options, image=build(connect())[0])
-            return he.evaluate(
-                work,
-                options,
-                store=store,
-                canonical_cache=cache,
-                plus_cache=_plus_cache() if options.plus else None,
-                plus_fresh=fresh,
-                say=lambda line: err.print(escape(line).replace("warning:", "[yellow]warning:[/]", 1)),
-            )
-        except SandboxUnavailable as exc:
-            raise sandbox_failure(exc) from None
-        except KeyboardInterrupt:
-            raise interrupted(store, kept) from None
+        stack.enter_context(run_failures(store))
+        if options.ray is None:  # every Ray node finds or builds the image of the driver's recipe itself
+            options = replace(options, image=local_image(options.runtime))
+        return he.evaluate(
+            work,
+            options,
+            store=store,
+            canonical_cache=cache,
+            plus_cache=_plus_cache() if options.plus else None,
+            plus_fresh=fresh,
+            say=lambda line: err.print(escape(line).replace("warning:", "[yellow]warning:[/]", 1)),
+        )
