@@ -16,6 +16,7 @@ import json
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from deepagents.backends.protocol import FILE_NOT_FOUND, INVALID_PATH, IS_DIRECTORY, PERMISSION_DENIED
 
@@ -243,26 +244,35 @@ def upload_results(stdout: bytes) -> dict[int, str | None]:
     return results
 
 
+def _header(stdout: bytes, at: int) -> tuple[Any, int] | None:
+    """The JSON header line of the record at `at` and where the record's content starts; None
+    when the line is cut short or is not JSON (the DOWNLOAD and FOLDER programs' framing)."""
+    end = stdout.find(b"\n", at)
+    if end < 0:
+        return None
+    try:
+        return json.loads(stdout[at:end]), end + 1
+    except ValueError:
+        return None
+
+
 def download_results(stdout: bytes) -> dict[int, tuple[str | None, int, bytes]]:
     """Index -> (error code or None, size, content) from the DOWNLOAD program's output.
     A record cut short is left out (the caller reports it as not read)."""
     results: dict[int, tuple[str | None, int, bytes]] = {}
     at = 0
-    while at < len(stdout):
-        end = stdout.find(b"\n", at)
-        if end < 0:
-            break
+    while at < len(stdout) and (header := _header(stdout, at)) is not None:
+        record, body = header
         try:
-            record = json.loads(stdout[at:end])
             index, size = int(record["i"]), int(record["size"])
             error = None if record["error"] is None else str(record["error"])
         except (ValueError, KeyError, TypeError):
             break
-        data = b"" if error is not None else stdout[end + 1 : end + 1 + size]
+        data = b"" if error is not None else stdout[body : body + size]
         if len(data) != (0 if error is not None else size):
             break
         results[index] = (error, size, data)
-        at = end + 1 + len(data)
+        at = body + len(data)
     return results
 
 
@@ -271,14 +281,8 @@ def folder_results(stdout: bytes) -> tuple[dict[str, bytes], dict[str, str] | No
     record); output that does not end with its end record is an error too."""
     files: dict[str, bytes] = {}
     at = 0
-    while at < len(stdout):
-        end = stdout.find(b"\n", at)
-        if end < 0:
-            break
-        try:
-            record = json.loads(stdout[at:end])
-        except ValueError:
-            break
+    while at < len(stdout) and (header := _header(stdout, at)) is not None:
+        record, body = header
         if "error" in record:
             return files, {"error": str(record["error"]), "path": str(record.get("path", ""))}
         if record.get("end") is True:
@@ -287,8 +291,8 @@ def folder_results(stdout: bytes) -> tuple[dict[str, bytes], dict[str, str] | No
             path, size = str(record["path"]), int(record["size"])
         except (KeyError, TypeError, ValueError):
             break
-        files[path] = stdout[end + 1 : end + 1 + size]
-        at = end + 1 + size
+        files[path] = stdout[body : body + size]
+        at = body + size
     return files, {"error": "cut", "path": ""}
 
 
