@@ -27,7 +27,7 @@ import ast
 import gzip
 import json
 import textwrap
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -278,7 +278,18 @@ def read_lines(path: Path) -> Iterator[tuple[int, Any]]:
             raise ValueError(f"{path}: not a JSON array ({exc})") from None
         yield from enumerate(items, start=1)
         return
-    for number, line in enumerate(text.splitlines(), start=1):
+    yield from _jsonl(path, text.splitlines())
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of every non-blank line of a JSONL file. Raises ValueError naming a
+    line that is not JSON (a torn last line included)."""
+    with open(path, encoding="utf-8") as fh:
+        yield from _jsonl(path, fh)
+
+
+def _jsonl(path: Path, lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
+    for number, line in enumerate(lines, start=1):
         if line.strip():
             try:
                 yield number, json.loads(line)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from verifier.bench.passk import DEFAULT_KS, pass_at_ks
 from verifier.evidence import Evidence, Fault, Status
@@ -22,12 +22,16 @@ from verifier.verify import Verifier
 if TYPE_CHECKING:
     from verifier.bench.store import EvidenceStore
     from verifier.cluster.backend import RayBackend
+    from verifier.extract import Extracted
 
 #: Jobs a warm container serves before it is replaced. A sample's job is small: a new container
 #: costs about a third of a second of CPU, 2 ms a sample at the library's default of 200.
 BENCH_MAX_USES = 1000
 
 Job = tuple[Candidate, Suite]
+
+#: A harness's sample (HumanEval's, a program's).
+SampleT = TypeVar("SampleT")
 
 
 def unique_jobs(samples: Iterable[tuple[str, Candidate, Suite]]) -> tuple[list[Job], list[int]]:
@@ -122,6 +126,26 @@ def stored(verifier: Verifier, jobs: Sequence[Job], store: EvidenceStore | None)
         if ev is not None:
             found[index] = ev
     return found
+
+
+def sanitized(
+    samples: Sequence[SampleT],
+    extract: Callable[[SampleT], Extracted],
+    with_code: Callable[[SampleT, str], SampleT],
+) -> tuple[list[SampleT], dict[int, str]]:
+    """`--sanitize`: each sample with the code `extract` took out of its chat answer (`with_code`
+    puts it in), and (sample index -> why) for the samples with none: they stay as they were
+    and are answered invalid_input, never run (`no_code`)."""
+    out: list[SampleT] = []
+    none: dict[int, str] = {}
+    for index, sample in enumerate(samples):
+        found = extract(sample)
+        if found.code is None:
+            none[index] = found.reason
+            out.append(sample)
+        else:
+            out.append(with_code(sample, found.code))
+    return out, none
 
 
 def no_code(

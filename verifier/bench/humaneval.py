@@ -25,7 +25,7 @@ from verifier.bench.datasets import Problem, read_lines
 from verifier.bench.harness import BenchRun, Job
 from verifier.bench.passk import DEFAULT_KS, PLUS_INPUTS, REFERENCE_TIMEOUT_S, RUN_SLACK_S
 from verifier.evidence import Evidence, FailureKind, Status
-from verifier.extract import extract_code
+from verifier.extract import Extracted, extract_code
 from verifier.inputs import Candidate
 from verifier.limits import Limits, RunPolicy, Runtime
 
@@ -79,22 +79,16 @@ def sanitize_samples(samples: Sequence[Sample], problems: dict[str, Problem]) ->
     is Python; what the entry point and the prompt's definitions need), as a whole-program
     `solution`; and (sample index -> why) for the samples with no code (they stay as they were
     and are answered invalid_input, never run)."""
-    out: list[Sample] = []
-    none: dict[int, str] = {}
-    for index, sample in enumerate(samples):
+
+    def extract(sample: Sample) -> Extracted:
         problem = problems[sample.task_id]
         entry = problem.line.get("entry_point")
         entry = entry if isinstance(entry, str) else None
         if sample.solution is not None:
-            found = extract_code(sample.solution, entry)
-        else:
-            found = extract_code(sample.completion, entry, prompt=problem.prompt)
-        if found.code is None:
-            none[index] = found.reason
-            out.append(sample)
-        else:
-            out.append(replace(sample, solution=found.code))
-    return out, none
+            return extract_code(sample.solution, entry)
+        return extract_code(sample.completion, entry, prompt=problem.prompt)
+
+    return harness.sanitized(samples, extract, lambda sample, code: replace(sample, solution=code))
 
 
 def read_samples(path: Path, problems: dict[str, Problem], limit: int | None = None) -> list[Sample]:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from verifier.bench import harness
+from verifier.bench.datasets import read_jsonl
 from verifier.bench.harness import BenchRun, Job
 from verifier.bench.passk import DEFAULT_KS, RUN_SLACK_S
 from verifier.errors import InvalidInput
@@ -125,18 +126,13 @@ def problem_suite(problem: IOProblem) -> Suite:
     return Suite(files=files, manifest=manifest, name=problem.problem_id)
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-            except ValueError:
-                raise ValueError(f"{path}:{number}: not JSON") from None
-            if not isinstance(raw, dict):
-                raise ValueError(f"{path}:{number}: a line must be a JSON object")
-            yield number, raw
+def read_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of every non-blank line of a JSONL file. Raises ValueError naming a
+    line that is not JSON or not an object."""
+    for number, raw in read_jsonl(path):
+        if not isinstance(raw, dict):
+            raise ValueError(f"{path}:{number}: a line must be a JSON object")
+        yield number, raw
 
 
 @dataclass(frozen=True)
@@ -150,7 +146,7 @@ def load_problems(path: Path, *, time_limit_s: float | None = None) -> dict[str,
     (`--timeout`) is the per-case limit of the problems that set none. Raises ValueError naming
     the line and the key."""
     problems: dict[str, Problem] = {}
-    for number, raw in read_jsonl(path):
+    for number, raw in read_objects(path):
         if time_limit_s is not None and "time_limit_s" not in raw:
             raw = {**raw, "time_limit_s": time_limit_s}
         try:
@@ -177,7 +173,7 @@ class Sample:
 
 def read_samples(path: Path, problems: dict[str, Problem], limit: int | None = None) -> list[Sample]:
     samples: list[Sample] = []
-    for number, raw in read_jsonl(path):
+    for number, raw in read_objects(path):
         if limit is not None and len(samples) >= limit:
             break
         if not isinstance(raw.get("problem_id"), str) or not isinstance(raw.get("program"), str):
@@ -192,16 +188,9 @@ def sanitize_samples(samples: Sequence[Sample]) -> tuple[list[Sample], dict[int,
     """`--sanitize`: each program taken out of a model's chat answer (`verifier.extract`: the last
     fenced block that parses, or the whole text when it is code; the whole program, top level
     and all), and (sample index -> why) for the answers with no code (answered invalid_input)."""
-    out: list[Sample] = []
-    none: dict[int, str] = {}
-    for index, sample in enumerate(samples):
-        found = extract_code(sample.program)
-        if found.code is None:
-            none[index] = found.reason
-            out.append(sample)
-        else:
-            out.append(replace(sample, program=found.code))
-    return out, none
+    return harness.sanitized(
+        samples, lambda sample: extract_code(sample.program), lambda sample, code: replace(sample, program=code)
+    )
 
 
 def unique_jobs(samples: Iterable[Sample], problems: dict[str, Problem]) -> tuple[list[Job], list[int]]:

@@ -272,16 +272,18 @@ def _mutate(draw: st.DrawFn, value: Any, path: Path, shape_of: dict[Path, Shape]
     return value
 
 
-def _seen(draw: st.DrawFn, shape: Shape, kind: type) -> Any:
-    """A value of `kind` seen at this place in a base input (an EvalPlus "ingredient"), or None."""
-    same = [v for v in shape.values if type(v) is kind]
-    return draw(st.sampled_from(same)) if same else None
+def _number_way(draw: st.DrawFn, shape: Shape, kind: type, ways: int) -> tuple[int, Any]:
+    """Which of the mutations 0 to `ways` of a number of `kind` to make, and for mutation 0 a
+    value of `kind` seen at this place in a base input (an EvalPlus "ingredient"), or None when
+    none was seen (the caller then makes another)."""
+    how = draw(st.integers(0, ways))
+    same = [v for v in shape.values if type(v) is kind] if how == 0 else []
+    return how, draw(st.sampled_from(same)) if same else None
 
 
 def _mutate_int(draw: st.DrawFn, value: int, shape: Shape) -> int:
     low, high = (int(x) for x in shape.number_range(int))
-    how = draw(st.integers(0, 2))
-    seen = _seen(draw, shape, int) if how == 0 else None
+    how, seen = _number_way(draw, shape, int, 2)
     if seen is not None:
         return int(seen)
     if how == 1:
@@ -291,8 +293,7 @@ def _mutate_int(draw: st.DrawFn, value: int, shape: Shape) -> int:
 
 def _mutate_float(draw: st.DrawFn, value: float, shape: Shape) -> float:
     low, high = (float(x) for x in shape.number_range(float))
-    how = draw(st.integers(0, 3))
-    seen = _seen(draw, shape, float) if how == 0 else None
+    how, seen = _number_way(draw, shape, float, 3)
     if seen is not None:
         return float(seen)
     if how == 1:

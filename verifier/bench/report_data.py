@@ -14,15 +14,15 @@ it (`verifier.bench.report`).
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from verifier.bench.datasets import read_jsonl
 from verifier.bench.passk import DEFAULT_KS, pass_at_k, pass_at_ks
 from verifier.evidence import Evidence, Status, is_verdict
 
@@ -101,18 +101,6 @@ class ReportData(BaseModel):
     missing_evidence: int = Field(0, description="Samples whose evidence_id the store does not hold.")
     unreadable_evidence_lines: int = 0
     run: dict[str, Any] = Field(default_factory=dict, description="The run's summary, when given (--json-out).")
-
-
-def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, value) of every non-blank line. Raises ValueError naming a line that is
-    not JSON (a torn last line included: a results file is written whole)."""
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if line.strip():
-                try:
-                    yield number, json.loads(line)
-                except ValueError:
-                    raise ValueError(f"{path}:{number}: not JSON") from None
 
 
 def read_evidence(path: Path | None) -> tuple[dict[str, Evidence], int]:
