@@ -27,7 +27,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -37,6 +37,8 @@ Args = list[Any]
 #: Where a value sits in an input: argument index, then "*" (a list's element), an index (a
 #: tuple's), "k"/"v" (a dict's keys and values).
 Path = tuple[int | str, ...]
+#: The numbers a base input's values are mutated as.
+Number = TypeVar("Number", int, float)
 
 #: Longest `repr` of an input kept (it must fit the evidence's falsifying example).
 MAX_INPUT_CHARS = 600
@@ -272,30 +274,31 @@ def _mutate(draw: st.DrawFn, value: Any, path: Path, shape_of: dict[Path, Shape]
     return value
 
 
-def _number_way(draw: st.DrawFn, shape: Shape, kind: type, ways: int) -> tuple[int, Any]:
-    """Which of the mutations 0 to `ways` of a number of `kind` to make, and for mutation 0 a
-    value of `kind` seen at this place in a base input (an EvalPlus "ingredient"), or None when
-    none was seen (the caller then makes another)."""
+def _number_way(
+    draw: st.DrawFn, shape: Shape, kind: type[Number], ways: int
+) -> tuple[Number, Number, int, Number | None]:
+    """A number mutation's start: the range of `kind` seen at this place (low, high), which of the
+    mutations 0 to `ways` to make, and for mutation 0 a value of `kind` seen here in a base input
+    (an EvalPlus "ingredient"), or None when none was seen (the caller then makes another)."""
+    low, high = (kind(x) for x in shape.number_range(kind))
     how = draw(st.integers(0, ways))
     same = [v for v in shape.values if type(v) is kind] if how == 0 else []
-    return how, draw(st.sampled_from(same)) if same else None
+    return low, high, how, kind(draw(st.sampled_from(same))) if same else None
 
 
 def _mutate_int(draw: st.DrawFn, value: int, shape: Shape) -> int:
-    low, high = (int(x) for x in shape.number_range(int))
-    how, seen = _number_way(draw, shape, int, 2)
+    low, high, how, seen = _number_way(draw, shape, int, 2)
     if seen is not None:
-        return int(seen)
+        return seen
     if how == 1:
         return min(high, max(low, value + draw(st.integers(-2, 2))))
     return draw(st.integers(low, high))
 
 
 def _mutate_float(draw: st.DrawFn, value: float, shape: Shape) -> float:
-    low, high = (float(x) for x in shape.number_range(float))
-    how, seen = _number_way(draw, shape, float, 3)
+    low, high, how, seen = _number_way(draw, shape, float, 3)
     if seen is not None:
-        return float(seen)
+        return seen
     if how == 1:
         moved = value + draw(st.floats(-1.0, 1.0))
     elif how == 2:  # a round number: halves and tenths are where rounding rules differ
