@@ -26,7 +26,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from pydantic import BaseModel
 
@@ -416,31 +416,29 @@ class RayBackend(SandboxBackend):
             atexit.unregister(self.close)
 
 
+class NodeOptions(TypedDict, total=False):
+    """`RayBackend`'s settings of the nodes' pools, which `ray_verifier` passes on (its defaults)."""
+
+    per_node: int | None
+    backlog: int
+    resource: str | None
+    build: bool
+
+
 def ray_verifier(
     address: str = "auto",
     pool: PoolConfig = CLUSTER_POOL,
     *,
-    per_node: int | None = None,
     limits: Limits | None = None,
     image: str | None = None,
-    backlog: int = 1,
-    resource: str | None = None,
-    build: bool = True,
+    **nodes: Unpack[NodeOptions],
 ) -> Verifier:
     """A `Verifier` on a Ray cluster: one warm pool per node. Close it to release every node's pool.
+    `nodes`: per_node, backlog, resource and build, as `RayBackend` takes them.
 
     Give `verify_batch` `workers=verifier.backend.slots` so that every node stays busy.
     """
     limits = limits or Limits()
     image = image or image_tag()
-    backend = RayBackend(
-        pool,
-        address=address,
-        image=image,
-        limits=limits,
-        per_node=per_node,
-        backlog=backlog,
-        resource=resource,
-        build=build,
-    )
+    backend = RayBackend(pool, address=address, image=image, limits=limits, **nodes)
     return Verifier(backend=backend, image=image, limits=limits)
