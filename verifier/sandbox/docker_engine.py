@@ -12,33 +12,48 @@ from typing import TYPE_CHECKING
 from verifier.sandbox import container as engine
 from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import Environment, RawRun, SandboxBackend, SandboxJob
-from verifier.sandbox.container import Client, Container, connect, translated
+from verifier.sandbox.container import Client, Container, close, connect, translated
 from verifier.sandbox.gc import owner_labels
 
 if TYPE_CHECKING:
     from verifier.sandbox.requirements import DependencySpec
 
-__all__ = ["KILL_WAIT_S", "DockerBackend", "connect", "owner_labels"]
+__all__ = ["KILL_WAIT_S", "DockerBackend", "EngineClient", "connect", "owner_labels"]
 
 #: After a kill, how long to wait for the container to report its exit.
 KILL_WAIT_S = 10.0
 
 
-class DockerBackend(SandboxBackend):
-    """A fresh container per job: created, fed, waited on, killed if need be, always removed."""
+class EngineClient:
+    """The engine client of a backend on this machine's engine: the one it was given (the
+    caller's to close), or its own, connected on first use and closed by `close_client`."""
 
-    isolation = "fresh"
-
-    def __init__(self, client: Client | None = None, *, admission: Admission | None = None) -> None:
+    def __init__(self, client: Client | None) -> None:
         self._client = client
         self._own_client = client is None
-        self.admission = admission or Admission()
 
     @property
     def client(self) -> Client:
         if self._client is None:
             self._client = connect()
         return self._client
+
+    def close_client(self) -> None:
+        """Close the client when it is this backend's own (the next use connects again); an
+        engine that is already gone is no error."""
+        if self._own_client and self._client is not None:
+            close(self._client)
+            self._client = None
+
+
+class DockerBackend(SandboxBackend, EngineClient):
+    """A fresh container per job: created, fed, waited on, killed if need be, always removed."""
+
+    isolation = "fresh"
+
+    def __init__(self, client: Client | None = None, *, admission: Admission | None = None) -> None:
+        EngineClient.__init__(self, client)
+        self.admission = admission or Admission()
 
     def image_id(self, image: str) -> str:
         return engine.image_id(self.client.api, image)
@@ -98,6 +113,4 @@ class DockerBackend(SandboxBackend):
         )
 
     def close(self) -> None:
-        if self._own_client and self._client is not None:
-            self._client.close()
-            self._client = None
+        self.close_client()

@@ -39,8 +39,8 @@ from verifier.limits import Limits, PoolConfig, PoolPolicy
 from verifier.runner.protocol import is_launch_command, launch_command, split_result_line
 from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import Environment, RawRun, SandboxBackend, SandboxJob
-from verifier.sandbox.container import Client, Container, close, connect, translated
-from verifier.sandbox.docker_engine import DockerBackend
+from verifier.sandbox.container import Client, Container, translated
+from verifier.sandbox.docker_engine import DockerBackend, EngineClient
 from verifier.sandbox.gc import owner_labels, sweep
 from verifier.sandbox.runtime import RuntimeNotRegistered
 
@@ -79,7 +79,7 @@ class PoolStats:
     rerun: int = 0
 
 
-class WarmPool(SandboxBackend):
+class WarmPool(SandboxBackend, EngineClient):
     """A pool of warm sandbox containers. Use as a context manager."""
 
     def __init__(
@@ -102,8 +102,7 @@ class WarmPool(SandboxBackend):
         #: Idle containers older than this are removed (and restarted on the next demand).
         self.idle_timeout_s = idle_timeout_s
         self.admission = admission or Admission()
-        self._client = client
-        self._own_client = client is None
+        EngineClient.__init__(self, client)
         self._cold = DockerBackend(client, admission=self.admission)
         self._idle: queue.Queue[Container] = queue.Queue()
         self._all: dict[str, Container] = {}
@@ -126,12 +125,6 @@ class WarmPool(SandboxBackend):
             threading.Thread(target=self._janitor, daemon=True, name="warm-janitor").start()
 
     # -- the engine ---------------------------------------------------------------
-    @property
-    def client(self) -> Client:
-        if self._client is None:
-            self._client = connect()
-        return self._client
-
     def image_id(self, image: str) -> str:
         if image == self.image:
             if self._image_id is None:
@@ -178,9 +171,7 @@ class WarmPool(SandboxBackend):
                 self._starting -= 1
 
     def _reconnect(self) -> None:
-        if self._own_client and self._client is not None:
-            close(self._client)
-        self._client = None if self._own_client else self._client
+        self.close_client()
         self._cold = DockerBackend(self._client, admission=self.admission)
 
     def _create(self) -> Container:
@@ -391,9 +382,7 @@ class WarmPool(SandboxBackend):
             time.sleep(0.05)
         self._sweep()
         self._cold.close()
-        if self._own_client and self._client is not None:
-            self._client.close()
-            self._client = None
+        self.close_client()
         atexit.unregister(self.close)
 
     def _sweep(self, timeout: float = SWEEP_TIMEOUT_S) -> None:
