@@ -1,5 +1,5 @@
 """What the `verifier bench` commands share: option checks, the evidence store beside a run's results,
-the summary and its exit code, the report."""
+the image on this machine and a run's failures, the summary and its exit code, the report."""
 
 from __future__ import annotations
 
