@@ -458,6 +458,10 @@ class CandidateSession:
             warned = reply.get("warnings")
             if warned is not None and type(warned) is not list:
                 raise ValueError("warnings")
+        except scidata.Aliased as exc:
+            raise NotPlainData(
+                f"{what}() answered with {exc}, which does not cross as it is in one process", str(exc)[:200]
+            ) from None
         except scidata.NotCarried as exc:
             raise NotPlainData(
                 f"{what}() changed an argument in place in a way that cannot be carried back to the test's "
