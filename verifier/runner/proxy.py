@@ -137,7 +137,11 @@ class CandidateSession:
         #: sandbox must not serve another run. A timeout, crash or flood alone is not trouble:
         #: the reset after it leaves nothing of the candidate behind, as after any run.
         self.trouble = False
-        self.lock = threading.Lock()
+        #: Re-entrant: rebuilding an answer may ask the candidate again (a dict keyed by its
+        #: hashable objects hashes them, an ABC's registry asks `issubclass` of its classes),
+        #: which is safe then (the answer's frame is read whole, the candidate waits for the next
+        #: request); a plain lock made such an answer wait for itself for ever.
+        self.lock = threading.RLock()
 
     # -- the candidate side's life ------------------------------------------------------
     def begin_test(self) -> None:
