@@ -367,7 +367,10 @@ class CandidateSession:
         handle = make_handle(
             self, ["H", ident], self.generation, type_name[:100], [str(m)[:200] for m in methods[:200]], protocols
         )
-        return remote_class(handle, type_name) if kind == "class" else handle
+        if kind == "class":
+            abcs = extra.get("abcs") if isinstance(extra, dict) else None
+            return remote_class(handle, type_name, [str(a) for a in abcs[:100]] if isinstance(abcs, list) else [])
+        return handle
 
     def named(self, module: str, name: str, kind: list[Any]) -> Any:
         """A module attribute that is not plain data, as the tests see it."""
@@ -377,7 +380,10 @@ class CandidateSession:
         if kind[0] == "class":
             key = (module, name)
             if key not in self.classes:
-                self.classes[key] = remote_class(Handle(self, target, None, name, []), name)
+                abcs = kind[1] if len(kind) > 1 and isinstance(kind[1], list) else []
+                self.classes[key] = remote_class(
+                    Handle(self, target, None, name, []), name, [str(a) for a in abcs[:100]]
+                )
             return self.classes[key]
         methods = kind[1] if len(kind) > 1 and isinstance(kind[1], list) else []
         protocols = kind[2] if len(kind) > 2 and isinstance(kind[2], list) else []
