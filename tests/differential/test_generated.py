@@ -9,6 +9,10 @@ suite run per side keeps this well under a minute once the environment image exi
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from tests.differential.generated import draw, write
@@ -41,6 +45,31 @@ def test_the_verifier_agrees_with_plain_pytest_on_generated_values(case: Case, s
     sandbox = run_verifier_all([case], image=sandbox_image, workers=1)[case.name]
     problem = disagreement(case, plain, sandbox)
     assert problem is None, "\n" + problem
+
+
+def test_the_plan_is_the_same_whatever_the_process_imported_before() -> None:
+    """The drawn plan depends on the seed alone: Hypothesis reads constants from every local
+    module imported so far, so the plan (and with it the verdict) once changed with what the
+    xdist worker had run before (the run-to-run difference of issue 32 §1's `to_numpy` case)."""
+    script = (
+        "import hashlib, sys\n"
+        "{imports}\n"
+        "from tests.differential.generated import draw\n"
+        "print(hashlib.sha256(repr(draw(60)).encode()).hexdigest())\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    plans = set()
+    for imports in ("", "import verifier.runner.proxy, verifier.limits, tests.differential.harness"):
+        run = subprocess.run(
+            [sys.executable, "-c", script.format(imports=imports)],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
+        plans.add(run.stdout.strip())
+    assert len(plans) == 1, plans
 
 
 def test_the_suite_pins_the_hosts_libraries(case: Case) -> None:

@@ -281,3 +281,72 @@ def test_a_rebuilt_frame_is_laid_out_as_pandas_builds_one() -> None:
         mine.flags.writeable,
         mine.flags.owndata,
     )
+
+
+def _answer(result_of: Any, *args: Any) -> Any:
+    """`result_of(*args)` as the tests get it: the args crossed to a candidate side, the answer
+    crossed back in the scope of the test's own args (as proxy.py and candidate.py do)."""
+    with scidata.scope() as sent:
+        request = wire.loads(wire.dumps(wire.encode(list(args))), max_values=1 << 20)
+    with scidata.scope() as received:
+        theirs = wire.decode(request)
+    with scidata.scope(received):
+        reply = wire.loads(wire.dumps(wire.encode(result_of(*theirs))), max_values=1 << 20)
+    with scidata.scope(sent):
+        return wire.decode(reply)
+
+
+@pytest.mark.parametrize(
+    ("build", "op"),
+    [
+        (lambda: pd.DataFrame({"a": [1, 2], "b": [3, 4]}), lambda df: df.to_numpy()),
+        (lambda: pd.DataFrame({"a": [1, 2], "b": [3, 4]}), lambda df: df.values[1:]),
+        (lambda: pd.DataFrame({"a": [1, 2], "b": [3, 4]}), lambda df: np.asarray(df).T),
+        (lambda: pd.DataFrame({"a": [1, 2], "b": [1.5, 2.5]}), lambda df: df["a"].to_numpy()),
+        (lambda: pd.DataFrame({"a": [1, 2], "b": [1.5, 2.5]}), lambda df: df.to_numpy()),
+        (lambda: pd.DataFrame({"a": [1.0, 2.0]}, index=[5, 6]), lambda df: df.index.to_numpy()),
+        (lambda: pd.DataFrame({"a": [1, 2, 3]}), lambda df: df.iloc[1:].to_numpy()),
+        (lambda: pd.Series([1.0, 2.0, 3.0]), lambda s: s.values[::-1]),
+        (lambda: pd.Index([4, 5, 6]), lambda i: i.to_numpy()),
+    ],
+)
+def test_views_of_a_pandas_arguments_memory_answer_as_in_one_process(build: Any, op: Any) -> None:
+    """Issue 32 §1: `df.to_numpy()`, `series.values`, `df.index.to_numpy()` and views of them
+    are views of the test's own object's memory (shares_memory, flags, strides), or copies where
+    they are copies in one process."""
+    value, mine = build(), build()
+    back, real = _answer(op, value), op(mine)
+    assert type(back) is np.ndarray and back.tolist() == real.tolist()
+    assert (back.dtype, back.shape, back.strides) == (real.dtype, real.shape, real.strides)
+    for flag in ("writeable", "owndata", "c_contiguous", "f_contiguous"):
+        assert getattr(back.flags, flag) == getattr(real.flags, flag), flag
+    for part in ("values", "index"):
+        if part == "values" or hasattr(value, "index"):
+            of_value = value if part == "values" else value.index
+            of_mine = mine if part == "values" else mine.index
+            assert np.shares_memory(back, of_value) == np.shares_memory(real, of_mine), part
+
+
+def test_a_view_of_a_frame_laid_out_otherwise_here_aborts() -> None:
+    """The test's frame holds two blocks, the candidate's (rebuilt consolidated) one: its
+    `to_numpy()` is a view there and a fresh array here, which no copy answers as: an abort."""
+    df = pd.DataFrame({"a": [1, 2]})
+    df["b"] = [3, 4]
+    with pytest.raises(scidata.Aliased):
+        _answer(lambda d: d.to_numpy(), df)
+
+
+@pytest.mark.parametrize(
+    ("forged", "why"),
+    [
+        (["NP", [0, "values", ["<i8", [2], [8]], 16, "<i8", [1], [8], False, "AQAAAAAAAAA="]], "past the end"),
+        (["NP", [0, "values", ["<i8", [2], [16]], 0, "<i8", [1], [8], False, "AQAAAAAAAAA="]], "another layout"),
+        (["NP", [0, "values", ["<i8", [2], [8]], 0, "<i8", [1], [8], False, "AgAAAAAAAAA="]], "other bytes"),
+        (["NP", [0, "nope", ["<i8", [2], [8]], 0, "<i8", [1], [8], False, "AQAAAAAAAAA="]], "no such part"),
+        (["NP", [1, "values", ["<i8", [2], [8]], 0, "<i8", [1], [8], False, "AQAAAAAAAAA="]], "not a pandas value"),
+        (["NP", [0, "values", ["<i8", [2], [8]], 0, "|O", [1], [8], False, []]], "an object view"),
+    ],
+)
+def test_forged_views_of_pandas_memory_are_refused(forged: Any, why: str) -> None:
+    with pytest.raises((wire.BadWireValue, scidata.Aliased)):
+        _in_scope(forged, [pd.Series([1, 2]), np.zeros(2)])

@@ -278,7 +278,10 @@ class Objects:
             return ["H", [ident, _text(type(obj).__name__)[:100], "exception_value", [], _exception_payload(obj, self)]]
         if isinstance(obj, type):
             kind = "exception" if issubclass(obj, BaseException) else "class"
-            return ["H", [ident, _text(obj.__name__)[:100], kind, [], _class_payload(obj)]]
+            payload = _class_payload(obj)
+            if kind == "class":  # issubclass(C, Mapping) on the trusted side
+                payload["abcs"] = [p for p in self.protocols_of(obj) if p.startswith("abc:")]
+            return ["H", [ident, _text(obj.__name__)[:100], kind, [], payload]]
         cls = type(obj)
         return ["H", [ident, _text(cls.__name__)[:100], "object", self.methods_of(cls), self.protocols_of(cls)]]
 
@@ -311,7 +314,7 @@ def _names(mod: Any, objects: Objects) -> dict[str, Any]:
         elif isinstance(value, type) and issubclass(value, BaseException):
             names[name] = ["exception", _class_payload(value)]
         elif isinstance(value, type):
-            names[name] = ["class"]
+            names[name] = ["class", [p for p in objects.protocols_of(value) if p.startswith("abc:")]]
         elif isinstance(value, _FUNCTIONS):
             names[name] = ["callable"]
         else:

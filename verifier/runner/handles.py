@@ -39,6 +39,8 @@ class CandidateSession(Protocol):
     """What a handle needs of the run's session (proxy.CandidateSession): no import of it here."""
 
     handle_types: dict[tuple[str, frozenset[str]], type[Handle]]
+    #: Counts candidate processes (a handle of another generation is stale).
+    generation: int
 
     def request(
         self, op: str, target: Handle | list[Any], args: tuple[Any, ...], kwargs: dict[str, Any], *, name: str = ""
@@ -378,11 +380,7 @@ def handle_type(session: CandidateSession, type_name: str, protocols: list[str])
         # the candidate's Field objects, compared by identity with dataclasses' own: refused.
         namespace["__dataclass_fields__"] = property(_refuse_dataclass)
     cls = type(safe, (Handle,), namespace)
-    for entry in wanted:
-        kind, _, name = entry.partition(":")
-        abc = _abc(name) if kind == "abc" else None
-        if abc is not None:
-            abc.register(cls)  # type: ignore[attr-defined]
+    _register(cls, wanted)
     session.handle_types[key] = cls
     return cls
 
@@ -442,6 +440,15 @@ class RemoteClassMeta(type):
         if not isinstance(sub, RemoteClassMeta):
             return False  # a class of the trusted side is never a subclass of a candidate class
         h = cls._verifier_handle
+        other = handle_of(sub)
+        session, _, mine = parts(h)
+        theirs = None if other is None else parts(other)[2]
+        stale = {g for g in (mine, theirs) if g is not None and g != session.generation}
+        if other is None or parts(other)[0] is not session or (mine != theirs and stale):
+            # Classes of two candidate processes are unrelated objects (each process imported the
+            # candidate anew); asking would reach a process that is gone. An ABC's registry asks
+            # this of every class registered with it in the run, old ones included.
+            return False
         answer: bool = _checked(parts(h)[0].request("issubclass", h, (sub,), {}), bool, "issubclass")
         return answer
 
@@ -479,12 +486,22 @@ def handle_of(obj: Any) -> Handle | None:
     return obj if issubclass(type(obj), Handle) else None
 
 
-def remote_class(handle: Handle, name: str) -> type:
-    """A trusted-side class standing for a candidate class."""
+def remote_class(handle: Handle, name: str, abcs: list[str] | None = None) -> type:
+    """A trusted-side class standing for a candidate class, registered with the standard
+    library's ABCs it is a subclass of (``"abc:NAME"`` entries, `wire.ABCS`)."""
     safe = name if name.isidentifier() else "CandidateClass"
     cls = RemoteClassMeta(safe, (), {"__module__": "candidate", "__slots__": ()})
     type.__setattr__(cls, "_verifier_handle", handle)
+    _register(cls, abcs or [])
     return cls
+
+
+def _register(cls: type, entries: Any) -> None:
+    for entry in entries:
+        kind, _, name = str(entry).partition(":")
+        abc = _abc(name) if kind == "abc" else None
+        if abc is not None:
+            abc.register(cls)  # type: ignore[attr-defined]
 
 
 def _bad(what: str, got: str) -> NoReturn:

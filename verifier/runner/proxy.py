@@ -137,7 +137,11 @@ class CandidateSession:
         #: sandbox must not serve another run. A timeout, crash or flood alone is not trouble:
         #: the reset after it leaves nothing of the candidate behind, as after any run.
         self.trouble = False
-        self.lock = threading.Lock()
+        #: Re-entrant: rebuilding an answer may ask the candidate again (a dict keyed by its
+        #: hashable objects hashes them, an ABC's registry asks `issubclass` of its classes),
+        #: which is safe then (the answer's frame is read whole, the candidate waits for the next
+        #: request); a plain lock made such an answer wait for itself for ever.
+        self.lock = threading.RLock()
 
     # -- the candidate side's life ------------------------------------------------------
     def begin_test(self) -> None:
@@ -363,7 +367,10 @@ class CandidateSession:
         handle = make_handle(
             self, ["H", ident], self.generation, type_name[:100], [str(m)[:200] for m in methods[:200]], protocols
         )
-        return remote_class(handle, type_name) if kind == "class" else handle
+        if kind == "class":
+            abcs = extra.get("abcs") if isinstance(extra, dict) else None
+            return remote_class(handle, type_name, [str(a) for a in abcs[:100]] if isinstance(abcs, list) else [])
+        return handle
 
     def named(self, module: str, name: str, kind: list[Any]) -> Any:
         """A module attribute that is not plain data, as the tests see it."""
@@ -373,7 +380,10 @@ class CandidateSession:
         if kind[0] == "class":
             key = (module, name)
             if key not in self.classes:
-                self.classes[key] = remote_class(Handle(self, target, None, name, []), name)
+                abcs = kind[1] if len(kind) > 1 and isinstance(kind[1], list) else []
+                self.classes[key] = remote_class(
+                    Handle(self, target, None, name, []), name, [str(a) for a in abcs[:100]]
+                )
             return self.classes[key]
         methods = kind[1] if len(kind) > 1 and isinstance(kind[1], list) else []
         protocols = kind[2] if len(kind) > 2 and isinstance(kind[2], list) else []
@@ -458,6 +468,10 @@ class CandidateSession:
             warned = reply.get("warnings")
             if warned is not None and type(warned) is not list:
                 raise ValueError("warnings")
+        except scidata.Aliased as exc:
+            raise NotPlainData(
+                f"{what}() answered with {exc}, which does not cross as it is in one process", str(exc)[:200]
+            ) from None
         except scidata.NotCarried as exc:
             raise NotPlainData(
                 f"{what}() changed an argument in place in a way that cannot be carried back to the test's "

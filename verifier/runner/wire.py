@@ -148,6 +148,8 @@ def encode(value: Any, depth: int = 0, refer: Refer | None = None) -> Any:
     if "numpy" in sys.modules:
         try:
             data = scidata.encode(value, depth, PLAIN)
+        except scidata.Aliased as exc:  # neither a copy nor a handle would answer as the real one
+            raise BadWireValue(str(exc)) from None
         except (scidata.NotData, BadWireValue, RecursionError):
             data = None  # a numpy/pandas object with no exact form: a reference, like any object
         if data is not None:
@@ -208,6 +210,8 @@ def decode(value: Any, depth: int = 0, resolve: Resolve | None = None) -> Any:
     if tag in scidata.TAGS:
         try:
             return scidata.decode(tag, body, depth, PLAIN)
+        except scidata.Aliased:
+            raise
         except Exception as exc:  # noqa: BLE001 - untrusted input: whatever it makes the libraries raise
             raise BadWireValue(f"malformed wire value ({exc})"[:200]) from None
     if tag in ("H", "N") and resolve is not None:

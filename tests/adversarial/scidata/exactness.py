@@ -99,3 +99,20 @@ def transposed():
 
 def read_only_ones():
     return np.broadcast_to(np.ones(3), (2, 3))
+
+
+def defensive_values(df):
+    # wrong: the frame's own memory (a view), where the test demands a copy
+    return df.to_numpy()
+
+
+def column_view(df):
+    return df["a"].to_numpy()
+
+
+def series_values(s):
+    return s.values
+
+
+def index_values(df):
+    return df.index.to_numpy()

@@ -122,3 +122,27 @@ def test_correct_transposed_result():
 def test_correct_read_only_result():
     result = solution.read_only_ones()
     assert not result.flags.writeable and result.strides == (0, 8)
+
+
+def test_forged_frame_values_claimed_as_a_copy():
+    df = pd.DataFrame({"a": [1, 2], "b": [3, 4]})
+    out = solution.defensive_values(df)
+    assert not np.shares_memory(out, df)  # in one process: a view of the frame's one block
+
+
+def test_correct_column_values_share_the_frames_memory():
+    df = pd.DataFrame({"a": [1, 2], "b": [1.5, 2.5]})
+    out = solution.column_view(df)
+    assert np.shares_memory(out, df["a"]) and out.tolist() == [1, 2]
+    assert out.flags.writeable == df["a"].to_numpy().flags.writeable
+
+
+def test_correct_series_values_share_its_memory():
+    s = pd.Series([1.0, 2.0], index=[3, 4])
+    out = solution.series_values(s)
+    assert np.shares_memory(out, s) and not out.flags.owndata
+
+
+def test_correct_index_values_share_the_index():
+    df = pd.DataFrame({"a": [1, 2]}, index=[7, 8])
+    assert np.shares_memory(solution.index_values(df), df.index)

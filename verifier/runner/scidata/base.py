@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 #: Wire tags of this codec (`wire.encode` / `wire.decode` hand these to it).
-TAGS = frozenset({"NA", "NS", "PI", "PR", "PS", "PF", "NR", "NV"})
+TAGS = frozenset({"NA", "NS", "PI", "PR", "PS", "PF", "NR", "NV", "NP"})
 
 
 MAX_NDIM = 32
@@ -71,6 +71,13 @@ class NotData(TypeError):
     """A numpy/pandas value that has no exact wire form (it stays a handle), or a malformed body."""
 
 
+class Aliased(NotData):
+    """An array inside the memory of a pandas value of the same message that cannot cross as a
+    view of that value's own memory on the other side (another block layout there, an object
+    dtype): crossing as a copy would answer `np.shares_memory` and its flags differently, so the
+    call aborts (never a handle, never a copy)."""
+
+
 class NotCarried(NotData):
     """An in-place change of an argument that cannot be made to the test's own object: `what`
     names the part (its dtype, shape, strides, flags, index, name, attrs, ...)."""
@@ -90,6 +97,8 @@ class _Scope:
         self.values: list[Any] = []
         self.numbers: dict[int, int] = {}
         self.owners: dict[int, list[int]] = {}
+        #: The numbers of the pandas values met (an array in their memory crosses as `NP`).
+        self.pandas: list[int] = []
         for value in known:
             self.add(value)
 
@@ -99,6 +108,8 @@ class _Scope:
         self.numbers.setdefault(id(value), number)
         if _is_array(value):
             self.owners.setdefault(id(_owner(value)), []).append(number)
+        elif mutable(value):
+            self.pandas.append(number)
 
 
 def _is_array(value: Any) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 from .base import _SCOPE, Codec, NotData, _dump, _module, _no_scope, _ours, mutable
 from .decoding import _decode
 from .encoding import _encode
-from .views import _decode_view, _named
+from .views import _decode_pandas_view, _decode_view, _in_pandas, _named
 
 
 def encode(value: Any, depth: int, codec: Codec) -> Any:
@@ -23,9 +23,9 @@ def encode(value: Any, depth: int, codec: Codec) -> Any:
     try:
         current = _SCOPE.get()
         if current is not None and mutable(value):
-            named = _named(np, current, value)
+            named = _named(np, current, value) or _in_pandas(np, current, value)
             if named is not None:
-                if named[0] == "NV":
+                if named[0] in ("NV", "NP"):
                     current.add(value)
                 return named
         made = _encode(np, value, depth, codec.encode)
@@ -70,6 +70,8 @@ def decode(tag: str, body: Any, depth: int, codec: Codec) -> Any:
         return current.values[body[0]]
     if tag == "NV":
         return _decode_view(_module("numpy"), current, body)
+    if tag == "NP":
+        return _decode_pandas_view(_module("numpy"), current, body)
     with _no_scope():
         try:
             made = _decode(tag, body, depth, codec.decode)

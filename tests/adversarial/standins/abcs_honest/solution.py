@@ -43,3 +43,11 @@ def meters(v):
 
 def plain():
     return Plain()
+
+
+class Row(Table):
+    pass
+
+
+def kinds():
+    return [Table, Row, Plain]
