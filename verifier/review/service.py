@@ -20,8 +20,8 @@ from verifier._distribution import __version__
 from verifier.errors import InvalidInput, SandboxUnavailable
 from verifier.hashing import sha256_bytes
 from verifier.limits import Limits, MiB
+from verifier.review import backend_metadata, pytest_options
 from verifier.review import deps as deps_mod
-from verifier.review import pytest_options
 from verifier.review.classify import SideView, build_table, environment_problem, expectations, verdict
 from verifier.review.gitread import Files, GitRepo, Snapshot, apply_patch, read_patch, tree_id
 from verifier.review.instances import InstanceSpec
@@ -143,18 +143,47 @@ def plan_trees(trees: Trees, mode: TestsMode, test_paths: tuple[str, ...] = ()) 
     return splitter, base_run, head_run
 
 
+#: Each side's metadata from its build backend (None: read from its files), base then head.
+Metadatas = tuple[backend_metadata.BackendMetadata | None, backend_metadata.BackendMetadata | None]
+
+
 def dependency_specs(
-    trees: Trees, mode: TestsMode, requirements: Path | None
+    trees: Trees, mode: TestsMode, requirements: Path | None, metadata: Metadatas = (None, None)
 ) -> tuple[deps_mod.DependencySpec, deps_mod.DependencySpec]:
     """Each run's dependencies: its code side's runtime ones + its tests side's test ones."""
     if requirements is not None:
         spec = deps_mod.from_file(requirements)
         return spec, spec
-    tests_tree = trees.head.files if mode == "head" else trees.base.files
-    test_deps = deps_mod.declared(tests_tree, runtime=False, tests=True)
-    base = deps_mod.declared(trees.base.files, runtime=True, tests=False).union(test_deps)
-    head = deps_mod.declared(trees.head.files, runtime=True, tests=False).union(test_deps)
+    base_meta, head_meta = metadata
+    tests_tree, tests_meta = (trees.head.files, head_meta) if mode == "head" else (trees.base.files, base_meta)
+    test_deps = deps_mod.declared(tests_tree, runtime=False, tests=True, metadata=tests_meta)
+    base = deps_mod.declared(trees.base.files, runtime=True, tests=False, metadata=base_meta).union(test_deps)
+    head = deps_mod.declared(trees.head.files, runtime=True, tests=False, metadata=head_meta).union(test_deps)
     return base, head
+
+
+def backend_metadatas(client: Client, trees: Trees, sandbox: str, say: Progress) -> Metadatas:
+    """Each side's metadata from its build backend, in the sandbox, where reading its files is not
+    exact (`backend_metadata.dynamic_reason`); the same tree is computed once. A backend that fails
+    where only the name or version is dynamic leaves the (exact) reading of the files."""
+    found: dict[str, backend_metadata.BackendMetadata | None] = {}
+
+    def one(snap: Snapshot) -> backend_metadata.BackendMetadata | None:
+        if snap.tree_id in found:
+            return found[snap.tree_id]
+        why = backend_metadata.dynamic_reason(snap.files)
+        meta = None
+        if why is not None:
+            say(f"{snap.ref}: {why.reason}: asking its build backend, in the sandbox")
+            try:
+                meta = backend_metadata.compute(client, snap.files, snap.tree_id, sandbox, say)
+            except deps_mod.DependencyError:
+                if why.dependencies:
+                    raise
+        found[snap.tree_id] = meta
+        return meta
+
+    return one(trees.base), one(trees.head)
 
 
 def pytest_session(splitter: Splitter, user_args: tuple[str, ...]) -> PytestSession:
@@ -181,6 +210,17 @@ def _environments(
     return envs
 
 
+def side_environments(
+    client: Client, req: ReviewRequest, trees: Trees, sandbox: str, say: Progress
+) -> tuple[Metadatas, tuple[env_mod.Environment, env_mod.Environment]]:
+    """Each side's metadata from its build backend (where it is dynamic, without --requirements)
+    and each side's environment image, found or built."""
+    metadata = backend_metadatas(client, trees, sandbox, say) if req.requirements is None else (None, None)
+    base_spec, head_spec = dependency_specs(trees, req.tests, req.requirements, metadata)
+    envs = _environments(client, (base_spec, head_spec), sandbox, say)
+    return metadata, (envs[base_spec.requirements], envs[head_spec.requirements])
+
+
 def base_session_options(splitter: Splitter, trees: Trees) -> tuple[str, ...]:
     """The options that pin a session of the base's tests to the base's configuration."""
     base = Splitter.for_tree(trees.base.files, splitter.claimed, also=trees.head.files)
@@ -195,6 +235,7 @@ def run_plans(
     envs: tuple[env_mod.Environment, env_mod.Environment],
     base_tests_too: bool,
     user_args: tuple[str, ...] = (),
+    metadata: Metadatas = (None, None),
 ) -> list[RunPlan]:
     """The base and head runs of the tests mode, and (`base_tests_too`) the base's own tests on
     both sides' code. Each session is pinned to the configuration of the tests it runs, then given
@@ -204,7 +245,8 @@ def run_plans(
     hypothesis = uses_hypothesis(base_files) or uses_hypothesis(head_files)
     fmt = trees.object_format
     tests_from: Literal["head", "base+added"] = "head" if mode == "head" else "base+added"
-    base_project, head_project = deps_mod.project_info(trees.base.files), deps_mod.project_info(trees.head.files)
+    base_project = deps_mod.project_info(trees.base.files, metadata[0])
+    head_project = deps_mod.project_info(trees.head.files, metadata[1])
     args = (*splitter.session_options(), *user_args)
     base_args = (*base_session_options(splitter, trees), *user_args)
     test_paths = tuple(p or "." for p in splitter.claimed)
@@ -235,7 +277,6 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
     trees = read_trees(req)
     splitter, base_files, head_files = plan_trees(trees, req.tests, req.test_paths)
     session = pytest_session(splitter, user_args)
-    base_spec, head_spec = dependency_specs(trees, req.tests, req.requirements)
     provenance = ProvenanceIndex(trees.base.files, trees.head.files, splitter)
     base_tests_too = req.tests == "head" and provenance.tests_touched()
     t_read = time.monotonic()
@@ -246,11 +287,12 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
         sandbox_id = image_id(client.api, sandbox)
     except SandboxUnavailable as exc:  # not built (ImageNotFound), or the engine failed
         raise SandboxUnavailable(f"the sandbox image {sandbox} is not available; run `verifier image build`") from exc
-    envs = _environments(client, (base_spec, head_spec), sandbox, say)
+    metadata, side_envs = side_environments(client, req, trees, sandbox, say)
     t_env = time.monotonic()
 
-    side_envs = (envs[base_spec.requirements], envs[head_spec.requirements])
-    plans = run_plans(trees, req.tests, splitter, (base_files, head_files), side_envs, base_tests_too, user_args)
+    plans = run_plans(
+        trees, req.tests, splitter, (base_files, head_files), side_envs, base_tests_too, user_args, metadata
+    )
     say(f"running the tests in {len(plans)} sandboxes: " + ", ".join(p.side.replace("_", " ") for p in plans))
     outputs = _run(plans, req, say)
     views: dict[str, SideView] = {o.plan.side: SideView(o.result) for o in outputs}
