@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -11,11 +13,13 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from verifier._distribution import install_hint
 from verifier.cli.common import EXIT_BUSY, ensure_image, fail, review_limits, sandbox_failure, say_error, stderr
 from verifier.text import one_line
 
 if TYPE_CHECKING:
     from verifier.review.instances import Instance, Prediction
+    from verifier.sandbox.backend import SandboxBackend
 
 _STYLE = {"resolved": "green", "not_resolved": "red", "error": "yellow", "overloaded": "yellow"}
 
@@ -59,6 +63,18 @@ def batch(
     timeout: Annotated[float, typer.Option(help="Wall-clock limit of each side's test run, seconds.")] = 900.0,
     memory: Annotated[str, typer.Option(help="Memory limit of each side's sandbox, e.g. 2g.")] = "2g",
     build: Annotated[bool, typer.Option(help="Build the sandbox image first when it is missing.")] = True,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="ADDRESS",
+            help=escape(
+                f"Run the instances' sandboxes on a Ray cluster (needs {install_hint('ray')}): its address, or auto "
+                "for RAY_ADDRESS or the cluster started on this machine. Each node finds or builds the environments "
+                "on its own engine; a job whose node dies is rerun on another node. See docs/review.md."
+            ),
+        ),
+    ] = None,
 ) -> None:
     """Review each prediction of a batch of SWE-bench instances: base_commit + test_patch + model_patch,
     the instance's tests judging (FAIL_TO_PASS, PASS_TO_PASS).
@@ -74,8 +90,35 @@ def batch(
     """
     run_batch_command(
         instances, predictions, gold, out_dir, max_workers, force, timeout, memory, build,
-        repos_dir=repos_dir, run_id=run_id, host_details=host_details,
+        repos_dir=repos_dir, run_id=run_id, host_details=host_details, ray=ray,
     )  # fmt: skip
+
+
+#: Review jobs a Ray node takes at once beyond its one warm container (a review runs 2 to 4 jobs
+#: side by side, each in a fresh container of its environment).
+RAY_BACKLOG = 3
+
+
+@contextmanager
+def _backend(ray: str | None, build: bool) -> Iterator[SandboxBackend | None]:
+    """None (this machine's engine), or a RayBackend on the cluster at `ray`, closed on the way out."""
+    if ray is None:
+        yield None
+        return
+    from verifier.cluster import RayBackend
+
+    backend = RayBackend(address=ray, per_node=1, backlog=RAY_BACKLOG, build=build)
+    try:
+        yield backend
+    finally:
+        stats = backend.stats()
+        backend.close()
+        lost = "; ".join(f"{n.name}: {n.reason}" for n in stats.lost)
+        stderr().print(
+            f"ray: {len(stats.nodes)} live nodes, {stats.jobs} sandbox jobs, {stats.reruns} rerun on another "
+            f"node after theirs was lost{escape(f' (lost: {lost})') if lost else ''}",
+            soft_wrap=True,
+        )
 
 
 def run_batch_command(
@@ -92,6 +135,7 @@ def run_batch_command(
     repos_dir: Path | None = None,
     run_id: str = "verifier",
     host_details: bool = False,
+    ray: str | None = None,
 ) -> None:
     """Check both files fully, then review every prediction; exit 0 only when all are resolved, 3 when
     some stayed overloaded (the run is not complete: the same command again reviews only those)."""
@@ -106,9 +150,9 @@ def run_batch_command(
     for given, path in sorted(clones):
         err.print(f"repository {escape(given)}: {escape(path)}", soft_wrap=True)
     try:
-        if build:
+        if build and ray is None:
             ensure_image()
-        with Progress(
+        with _backend(ray, build) as backend, Progress(
             TextColumn("reviewing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             console=err, disable=not err.is_terminal,
         ) as bar:  # fmt: skip
@@ -134,7 +178,8 @@ def run_batch_command(
 
             summaries = run_batch(
                 BatchRequest(instances=found, predictions=preds, out_dir=out_dir, max_workers=max_workers,
-                             force=force, limits=limits, run_id=run_id, host_details=host_details),
+                             force=force, limits=limits, run_id=run_id, host_details=host_details,
+                             backend=backend),
                 on_done=done, on_stale=stale,
             )  # fmt: skip
     except SandboxUnavailable as exc:

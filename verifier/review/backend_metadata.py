@@ -39,7 +39,7 @@ from verifier.hashing import canonical_json, sha256_bytes
 from verifier.limits import Limits, MiB
 from verifier.review.gitread import Entry, to_tar
 from verifier.sandbox import environment as env_mod
-from verifier.sandbox.backend import SandboxJob
+from verifier.sandbox.backend import SandboxBackend, SandboxJob
 from verifier.sandbox.container import Client
 from verifier.sandbox.docker_engine import DockerBackend
 from verifier.sandbox.requirements import (
@@ -280,12 +280,23 @@ except BaseException as exc:
 
 
 def _run_backend(
-    client: Client, files: Mapping[str, Entry], system: BuildSystem, extra: tuple[str, ...], sandbox: str, say: Progress
+    client: Client | None,
+    files: Mapping[str, Entry],
+    system: BuildSystem,
+    extra: tuple[str, ...],
+    sandbox: str,
+    say: Progress,
+    backend: SandboxBackend | None,
 ) -> dict[str, object]:
-    """One run of the backend in a container of an environment with its requirements (+ `extra`)."""
+    """One run of the backend in a container of an environment with its requirements (+ `extra`),
+    on `backend` (a cluster's node) or `client`'s engine."""
     spec = _backend_spec(system, extra)
-    engine = DockerBackend(client)
-    env = env_mod.ensure(engine, spec, sandbox, say)
+    if backend is not None:
+        engine: SandboxBackend = backend
+        env = backend.environment(spec, sandbox)
+    else:
+        local = DockerBackend(client)
+        engine, env = local, env_mod.ensure(local, spec, sandbox, say)
     nonce = secrets.token_hex(16)
     what = {"backend": system.backend, "backend_path": list(system.backend_path), "pretend": PRETEND_VERSION}
     job = SandboxJob(
@@ -334,7 +345,12 @@ def _answer(
 
 
 def compute(
-    client: Client, files: Mapping[str, Entry], tree_id: str, sandbox: str, say: Progress | None = None
+    client: Client | None,
+    files: Mapping[str, Entry],
+    tree_id: str,
+    sandbox: str,
+    say: Progress | None = None,
+    backend: SandboxBackend | None = None,
 ) -> BackendMetadata:
     """The tree's metadata from its build backend, run in the sandbox (see the module docstring).
 
@@ -353,7 +369,7 @@ def compute(
     talk(f"computing the project's metadata with its build backend {system.backend} in the sandbox")
     extra: tuple[str, ...] = ()
     for _round in range(2):
-        found = _run_backend(client, files, system, extra, sandbox, talk)
+        found = _run_backend(client, files, system, extra, sandbox, talk, backend)
         missing = found.get("missing")
         if missing is None:
             break
