@@ -1,11 +1,11 @@
-"""Throughput of `verifier review --instances` (SWE-bench-shaped batches), against plain pytest.
+"""Throughput of `verifier review batch` (SWE-bench-shaped batches), against plain pytest.
 
 Builds COPIES copies of the example repository (examples/review/make_instances.py: four
 instances each: resolved, wrong fix, patch that does not apply, PASS_TO_PASS broken) and
 GENERATED generated repositories (8 test modules of 25 tests, the same four cases), so
 4 x (COPIES + GENERATED) instances, then in one run:
 
-- batch:  `verifier review --instances ... --predictions ... --out-dir ... --max-workers W`
+- batch:  `verifier review batch --instances ... --predictions ... --out-dir ... --max-workers W`
           through the CLI, wall time end to end (a warm-up review first: the sandbox image and the
           example's environment image exist, as on any machine that has reviewed once);
 - resume: the same command again (every instance has a report: nothing is reviewed);
@@ -160,7 +160,7 @@ def main() -> int:
         make_instances.write_jsonl(predictions, list(preds.values()))
         warm_s, warm = cli(str(work / "swe" / "rangeset1"), "--base", "main", "--head", "fix-adjacent-ranges")
         out = work / "out"
-        args = ("--instances", str(instances), "--predictions", str(predictions), "--out-dir", str(out))
+        args = ("batch", "--instances", str(instances), "--predictions", str(predictions), "--out-dir", str(out))
         batch_s, done = cli(*args, "--max-workers", str(opts.max_workers))
         resume_s, again = cli(*args)
         summary = json.loads((out / "example-model" / "summary.json").read_text())
@@ -169,7 +169,7 @@ def main() -> int:
         host = [h for i in insts if (h := host_pytest(i, preds[i["instance_id"]], work)) is not None]
     n = len(insts)
     result = {
-        "what": "verifier review --instances: SWE-bench-shaped batch of the example library's four cases",
+        "what": "verifier review batch: SWE-bench-shaped batch of the example library's four cases",
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
                     "load_at_end": os.getloadavg(), "note": "shared machine: other test runs and CPU hogs ran"},
         "instances": n, "max_workers": opts.max_workers,

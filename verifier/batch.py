@@ -32,6 +32,37 @@ BACKOFF_S = 2.0
 BACKOFF_MAX_S = 30.0
 
 
+class Backoff:
+    """The pauses before a job that ended overloaded (a busy host, not the candidate's doing) is
+    tried again: at most `retries` of them (`OVERLOADED_RETRIES` when None), the first
+    `first_s` long (`BACKOFF_S` when None), each next one twice the last (at most
+    `BACKOFF_MAX_S`). `stop` ends a pause, and every retry after it, at once (Ctrl-C).
+
+    The one home of this rule: `check_retrying` (bench humaneval, bench io, `verify_batch`) and
+    the instance batches of `verifier review batch` use it."""
+
+    def __init__(
+        self, retries: int | None = None, first_s: float | None = None, stop: threading.Event | None = None
+    ) -> None:
+        self.left = OVERLOADED_RETRIES if retries is None else retries
+        self.pause = BACKOFF_S if first_s is None else first_s
+        self.stop = stop
+
+    def wait(self) -> bool:
+        """Pause before the next try and say True; False (at once) when the retries are spent, or
+        when `stop` is set (before or during the pause)."""
+        if self.left <= 0:
+            return False
+        self.left -= 1
+        if self.stop is not None:
+            if self.stop.wait(self.pause):
+                return False
+        else:
+            threading.Event().wait(self.pause)
+        self.pause = min(self.pause * 2, BACKOFF_MAX_S)
+        return True
+
+
 def check_retrying(
     verifier: Verifier,
     candidate: Path | Candidate | str | bytes,
@@ -44,23 +75,22 @@ def check_retrying(
     stop: threading.Event | None = None,
 ) -> Evidence:
     """`verifier.check`, run again while its status is one of `retried` (not the candidate's
-    doing): up to `retries` more times at once for an infra_error, up to `overloaded_retries` more
-    times for overloaded (`OVERLOADED_RETRIES` when None), each after a pause (`backoff_s`,
-    `BACKOFF_S` when None, doubling; ended early by `stop`). The evidence's `attempts` counts every
-    sandbox run it took."""
+    doing): up to `retries` more times at once for an infra_error, and for overloaded as often
+    and after the pauses `Backoff(overloaded_retries, backoff_s, stop)` allows. The evidence's
+    `attempts` counts every sandbox run it took."""
     ev = verifier.check(candidate, suite)
     runs = ev.attempts
-    busy = OVERLOADED_RETRIES if overloaded_retries is None else overloaded_retries
-    again = {Status.INFRA_ERROR: retries, Status.OVERLOADED: busy}
-    pause = BACKOFF_S if backoff_s is None else backoff_s
-    while ev.status in retried and again.get(ev.status, retries) > 0:
-        again[ev.status] = again.get(ev.status, retries) - 1
+    busy = Backoff(overloaded_retries, backoff_s, stop)
+    again: dict[Status, int] = {}
+    while ev.status in retried:
         if ev.status is Status.OVERLOADED:
-            if stop is not None and stop.wait(pause):
+            if not busy.wait():
                 break
-            if stop is None:
-                threading.Event().wait(pause)
-            pause = min(pause * 2, BACKOFF_MAX_S)
+        else:
+            left = again.get(ev.status, retries)
+            if left <= 0:
+                break
+            again[ev.status] = left - 1
         ev = verifier.check(candidate, suite)
         runs += ev.attempts
     return ev if runs == ev.attempts else ev.model_copy(update={"attempts": runs})

@@ -1,7 +1,8 @@
 """Build SWE-bench-shaped instances and predictions from the example repository.
 
     python examples/review/make_instances.py /tmp/swe   # the repository and the two JSONL files
-    verifier review --instances /tmp/swe/instances.jsonl --predictions /tmp/swe/predictions.jsonl --out-dir /tmp/swe/out
+    verifier review batch --instances /tmp/swe/instances.jsonl --predictions /tmp/swe/predictions.jsonl \
+        --out-dir /tmp/swe/out
 
 The instances' test_patch adds the test of the fix-adjacent-ranges branch
 (`tests/test_sets.py::test_normalize_merges_adjacent_ranges`, FAIL_TO_PASS); four predictions:

@@ -1,7 +1,9 @@
 """A stand-in for `review` in unit tests of the batch's own logic: evidence bound as the service
 binds it (digests of the patch files it was given, the base resolved in a real git repository,
 `review_id` over `identity`), resolved exactly when the patch contains "GOOD"; a patch containing
-"GARBLED" is bad input, as a patch that does not apply is. The real engine runs batches in
+"GARBLED" is bad input, as a patch that does not apply is; one containing "BUSY" finds the machine too
+busy (HostOverloaded, as a review that got no sandbox slot in time), "BUSYONCE" only on its first
+call. The real engine runs batches in
 tests/review/test_instances_engine.py."""
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from typing import Any
 
 from tests.review.fake_evidence import evidence, row
 from verifier import __version__
-from verifier.errors import InvalidInput
+from verifier.errors import HostOverloaded, InvalidInput
 from verifier.hashing import sha256_bytes
 from verifier.review.gitread import GitRepo
 from verifier.review.review_evidence import (
@@ -38,6 +40,8 @@ class StandIn:
         self.calls.append(patch.decode())
         if b"GARBLED" in patch:
             raise InvalidInput(f"the patch {req.patch} does not apply")
+        if b"BUSY" in patch and (b"BUSYONCE" not in patch or self.calls.count(patch.decode()) == 1):
+            raise HostOverloaded("no sandbox slot came free within 600 s (2 of 2 in use)")
         commit, tree = GitRepo(req.repo).resolve(req.base)
         ok = b"GOOD" in patch
         rows = [row(TEST, TestClass.FIXED if ok else TestClass.STILL_FAILING, Outcome.FAILED,

@@ -171,7 +171,7 @@ def test_cli_bad_predictions_file_is_one_line_exit_2(tmp_path: Path, name: str, 
     make_repo(tmp_path / "repos" / "acme__r", {"a.py": ""})
     inst = _write(tmp_path / "i.json", json.dumps([record("a", "acme/r")]))
     preds = _write(tmp_path / name, text)
-    cmd = [sys.executable, "-m", "verifier", "review", "--instances", str(inst), "--predictions", str(preds),
+    cmd = [sys.executable, "-m", "verifier", "review", "batch", "--instances", str(inst), "--predictions", str(preds),
            "--repos-dir", str(tmp_path / "repos"), "--out-dir", str(tmp_path / "out"), "--no-build"]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
@@ -258,7 +258,7 @@ def test_swe_bench_files_are_never_written_through_a_link(tmp_path: Path, monkey
 )
 def test_cli_bad_batch_options_are_one_line_exit_2(tmp_path: Path, extra: list[str], words: str) -> None:
     inst = _write(tmp_path / "i.json", json.dumps([record("a", ".")]))
-    cmd = [sys.executable, "-m", "verifier", "review", "--instances", str(inst), "--gold",
+    cmd = [sys.executable, "-m", "verifier", "review", "batch", "--instances", str(inst), "--gold",
            "--out-dir", str(tmp_path / "out"), "--no-build", *extra]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 2, done.stderr

@@ -4,6 +4,7 @@ by `classify.verdict` from the FAIL_TO_PASS / PASS_TO_PASS lists."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -157,7 +158,7 @@ def test_summary_counts_add_up() -> None:
 def test_cli_refuses_a_bad_batch_before_any_sandbox(tmp_path: Path) -> None:
     inst = jsonl(tmp_path / "instances.jsonl", instance("a", tmp_path), instance("b", tmp_path, base_commit=""))
     preds = jsonl(tmp_path / "preds.jsonl", {"instance_id": "a", "model_patch": "x", "model_name_or_path": "m"})
-    cmd = [sys.executable, "-m", "verifier", "review", "--instances", str(inst), "--predictions", str(preds),
+    cmd = [sys.executable, "-m", "verifier", "review", "batch", "--instances", str(inst), "--predictions", str(preds),
            "--out-dir", str(tmp_path / "out"), "--no-build"]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
@@ -169,11 +170,11 @@ def test_cli_refuses_a_bad_batch_before_any_sandbox(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (["REPO", "--instances", "i.jsonl", "--gold", "--out-dir", "o"], "REPO: not with --instances"),
-        (["--instances", "i.jsonl", "--gold"], "--instances needs --out-dir"),
-        (["--instances", "i.jsonl", "--out-dir", "o"], "--instances needs --predictions"),
-        (["--predictions", "p.jsonl", "--out-dir", "o"], "--predictions and --gold need --instances"),
-        (["--instances", "nowhere.jsonl", "--gold", "--out-dir", "o"], "--instances: nowhere.jsonl: cannot read"),
+        (["batch", "--instances", "i.jsonl", "--gold"], "--out-dir is required"),
+        (["batch", "--instances", "i.jsonl", "--out-dir", "o"], "--predictions (a file of predictions) or --gold"),
+        (["batch", "--predictions", "p.jsonl", "--out-dir", "o"], "--instances is required"),
+        (["batch", "--instances", "nowhere.jsonl", "--gold", "--out-dir", "o"], "--instances: nowhere.jsonl"),
+        (["batch", "REPO", "--gold"], "unexpected extra argument(s) (REPO)"),
         (["REPO", "--base", "main", "--expect", "spec.json"], "--expect: spec.json: not JSON"),
     ],
 )
@@ -186,6 +187,48 @@ def test_cli_batch_and_expect_options_are_one_line_errors(tmp_path: Path, args: 
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["REPO", "--instances", "i.jsonl", "--gold", "--out-dir", "o"], "REPO: not with --instances"),
+        (["--instances", "i.jsonl", "--gold"], "--out-dir is required"),
+        (["--instances", "nowhere.jsonl", "--gold", "--out-dir", "o"], "--instances: nowhere.jsonl: cannot read"),
+    ],
+)
+def test_the_old_batch_spelling_still_works_with_a_deprecation_note(
+    tmp_path: Path, args: list[str], words: str
+) -> None:
+    """`verifier review --instances ...` (before `verifier review batch`) is kept for a release:
+    one note line naming the new command, then the batch's own handling of the options."""
+    (tmp_path / "REPO").mkdir()
+    jsonl(tmp_path / "i.jsonl", instance("a", tmp_path))
+    cmd = [sys.executable, "-m", "verifier", "review", *args, "--no-build"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 2, done.stderr
+    assert "deprecated: use `verifier review batch`" in lines[0] and words in lines[1], done.stderr
+
+
+def test_each_command_has_its_own_help() -> None:
+    """`verifier review --help` is the one change's help (the batch options hidden), `verifier
+    review batch --help` the batch's."""
+
+    def help_of(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "verifier", *args, "--help"], capture_output=True, text=True,
+                              timeout=120, env={**os.environ, "COLUMNS": "200"})  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    single, batch = help_of("review"), help_of("review", "batch")
+    assert "--base" in single and "verifier review batch" in single
+    assert not any(o in single for o in ("--instances", "--predictions", "--repos-dir", "--max-workers"))
+    assert "verifier review batch [OPTIONS]" in batch
+    assert all(o in batch for o in ("--instances", "--predictions", "--repos-dir", "--max-workers", "--gold"))
+    assert not any(o in batch for o in ("--base", "--head", "--expect", "--tests"))
+    assert "review batch" in help_of()
 
 
 def test_markdown_says_not_resolved_and_names_the_unmet_tests() -> None:

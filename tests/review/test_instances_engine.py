@@ -35,7 +35,7 @@ def swe(sandbox_image: str, tmp_path_factory: pytest.TempPathFactory) -> dict[st
         sys.path.remove(str(EXAMPLE))
     root = tmp_path_factory.mktemp("swe")
     instances, predictions = make_instances.make(root)
-    args = ("--instances", str(instances), "--predictions", str(predictions), "--out-dir", str(root / "out"))
+    args = ("batch", "--instances", str(instances), "--predictions", str(predictions), "--out-dir", str(root / "out"))
     done = cli(*args, "--max-workers", "3")
     return {"root": root, "args": args, "done": done, "expected": make_instances.EXPECTED, "module": make_instances}
 
@@ -116,7 +116,7 @@ def swe_files(sandbox_image: str, tmp_path_factory: pytest.TempPathFactory) -> d
     by_case["p2p"]["model_patch"] = ""  # an empty patch: not run, as the harness does
     (root / "instances.json").write_text(json.dumps(instances, indent=2))
     (root / "preds.json").write_text(json.dumps({p["instance_id"]: p for p in predictions}, indent=2))
-    args = ("--instances", str(root / "instances.json"), "--repos-dir", str(root / "repos"),
+    args = ("batch", "--instances", str(root / "instances.json"), "--repos-dir", str(root / "repos"),
             "--out-dir", str(root / "out"), "--run-id", "r1")  # fmt: skip
     done = cli(*args, "--predictions", str(root / "preds.json"), "--max-workers", "2")
     return {"root": root, "args": args, "done": done, "predictions": predictions}

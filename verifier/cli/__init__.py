@@ -14,6 +14,7 @@ from verifier.cli import bench as _bench
 from verifier.cli import check as _check
 from verifier.cli import maintenance as _maintenance
 from verifier.cli import review as _review
+from verifier.cli import review_batch as _review_batch
 from verifier.cli import runs as _runs
 from verifier.cli import serve as _serve
 from verifier.cli.common import Command, Group
@@ -56,6 +57,8 @@ app.add_typer(_maintenance.image_app, name="image")
 app.add_typer(_runs.runs_app, name="runs")
 app.add_typer(_bench.bench_app, name="bench")
 app.command("review", cls=Command)(_review.review)
+# Two words: the root group resolves `review batch` before `review` (`Group.resolve_command`).
+app.command("review batch", cls=Command)(_review_batch.batch)
 app.command("serve", cls=Command)(_serve.serve)
 
 

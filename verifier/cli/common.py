@@ -271,7 +271,19 @@ class Command(_QuietFlags, TyperCommand):
 
 
 class Group(_QuietFlags, TyperGroup):
-    """A command group in the verifier's voice; the root one prints every usage error as one line."""
+    """A command group in the verifier's voice; the root one prints every usage error as one line.
+
+    A command may be named by two words (`review batch`): it is found before the one-word command
+    of its first word, so `verifier review batch --help` is its own help and `verifier review REPO`
+    stays the one-word command's."""
+
+    def resolve_command(self, ctx: Context, args: list[str]) -> tuple[str | None, ClickCommand | None, list[str]]:
+        if len(args) >= 2:
+            name = f"{args[0]} {args[1]}"
+            command = self.get_command(ctx, name)
+            if command is not None:
+                return name, command, args[2:]
+        return super().resolve_command(ctx, args)
 
     def main(
         self,

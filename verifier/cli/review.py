@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 import typer
 from rich.markup import escape
 
-from verifier.cli.common import ensure_image, fail, review_limits, sandbox_failure, stderr
+from verifier.cli.common import EXIT_BUSY, ensure_image, fail, review_limits, sandbox_failure, say_error, stderr
 from verifier.text import one_line
 
 
@@ -73,51 +73,16 @@ def review(
             "the base and passes on the head, every PASS_TO_PASS test passes on the head.",
         ),
     ] = None,
-    instances: Annotated[
-        Path | None,
-        typer.Option(
-            "--instances",
-            help="A batch: a file of SWE-bench instances (JSON list, object keyed by instance_id, or JSON lines: "
-            "instance_id, repo as a local git repository or owner/name with --repos-dir, base_commit, patch, "
-            "test_patch, FAIL_TO_PASS, PASS_TO_PASS); needs --predictions (or --gold) and --out-dir. Each "
-            "instance: base_commit + test_patch + model_patch, reviewed with --tests head.",
-        ),
-    ] = None,
-    predictions: Annotated[
-        Path | None,
-        typer.Option(
-            "--predictions",
-            help="A file of predictions (instance_id, model_patch, model_name_or_path): a JSON list, a JSON "
-            "object keyed by instance_id, or JSON lines.",
-        ),
-    ] = None,
-    repos_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--repos-dir",
-            help="With --instances: each repo is owner/name, cloned as DIR/owner__name or DIR/owner/name.",
-        ),
-    ] = None,
-    run_id: Annotated[
-        str,
-        typer.Option("--run-id", help="With --instances: the run id of SWE-bench's report files (OUT/swebench/)."),
-    ] = "verifier",
-    host_details: Annotated[
-        bool,
-        typer.Option(
-            "--host-details",
-            help="With --instances: keep the clone's URI, the host name and host paths in the reports.",
-        ),
-    ] = False,
-    gold: Annotated[
-        bool, typer.Option("--gold", help="With --instances: review the instances' own patches (model 'gold').")
-    ] = False,
-    max_workers: Annotated[
-        int, typer.Option("--max-workers", min=1, max=32, help="With --instances: instances reviewed at once.")
-    ] = 2,
-    force: Annotated[
-        bool, typer.Option("--force", help="With --instances: review again instances that have a report.json.")
-    ] = False,
+    # The batch's options of the old spelling (`verifier review --instances ...`, deprecated: it
+    # is `verifier review batch` now), hidden from this help and kept working for a release.
+    instances: Annotated[Path | None, typer.Option("--instances", hidden=True)] = None,
+    predictions: Annotated[Path | None, typer.Option("--predictions", hidden=True)] = None,
+    repos_dir: Annotated[Path | None, typer.Option("--repos-dir", hidden=True)] = None,
+    run_id: Annotated[str, typer.Option("--run-id", hidden=True)] = "verifier",
+    host_details: Annotated[bool, typer.Option("--host-details", hidden=True)] = False,
+    gold: Annotated[bool, typer.Option("--gold", hidden=True)] = False,
+    max_workers: Annotated[int, typer.Option("--max-workers", min=1, max=32, hidden=True)] = 2,
+    force: Annotated[bool, typer.Option("--force", hidden=True)] = False,
     formats: Annotated[
         list[ReportFormat] | None,
         typer.Option(
@@ -139,13 +104,15 @@ def review(
 
     Exit 0: no regression (with --expect: resolved). Exit 1: regressions, new failures, or a run that did not complete.
 
-    With --expect, exit 1 also when not resolved; with --instances, exit 0 only when every instance is resolved.
+    With --expect, exit 1 also when not resolved.
 
     Exit 2: bad input (not a repository, unknown ref, a patch that does not apply, no tests,
-    dependencies that cannot be resolved) or the sandbox failed.
+    dependencies that cannot be resolved) or the sandbox failed. Exit 3: the machine was too busy (try again).
 
     Each test is fixed, broken, still passing, still failing, added, removed, flaky, error or missing;
     the evidence names the git tree ids it ran (verifier review --schema).
+
+    A batch of SWE-bench instances and predictions: verifier review batch --help.
     """
     err = stderr()
     if schema:
@@ -154,6 +121,7 @@ def review(
         print(dumps_review_schema())
         raise typer.Exit(0)
     if instances is not None or predictions is not None or gold or repos_dir is not None:
+        err.print("note: `verifier review --instances` is deprecated: use `verifier review batch` (same options)")
         single = {"REPO": repo, "--base": base, "--head": head, "--patch": patch, "--expect": expect}
         for option, value in single.items():
             if value is not None:
@@ -174,7 +142,7 @@ def review(
     if patch is not None and head is not None:
         raise fail("--head and --patch: give one of them, not both", option="--patch")
 
-    from verifier.errors import InvalidInput, SandboxUnavailable
+    from verifier.errors import HostOverloaded, InvalidInput, SandboxUnavailable
     from verifier.review import ReviewRequest, pytest_options
     from verifier.review import review as run_review
     from verifier.review.reports import FILENAMES, FORMATS, render
@@ -206,6 +174,9 @@ def review(
         raise fail(str(exc)) from None
     except SandboxUnavailable as exc:
         raise sandbox_failure(exc) from None
+    except HostOverloaded as exc:  # no verdict: the machine's doing, not the change's
+        say_error(f"the machine was too busy to review the change (try again): {exc}")
+        raise typer.Exit(EXIT_BUSY) from None
     wanted = [f for f in FORMATS if f in chosen]
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)

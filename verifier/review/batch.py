@@ -15,6 +15,12 @@ which is not final) is reviewed again and its folder's files replaced; `force` r
 Instances run `max_workers` at a time. The first instance of each repository runs before the
 others of that repository start: it finds or builds the repository's environment image and
 caches the base tree's own run, so the rest reuse both instead of building them side by side.
+
+An instance that ends `overloaded` (no machine-wide sandbox slot came free in time: the host's
+doing, never the prediction's) is reviewed again after a pause, as bench samples are
+(`verifier.batch.Backoff`: bounded, the pause doubling); one that stays overloaded is counted
+apart (`BatchSummary.overloaded`, never in `errors` nor as not resolved), is not final (the next
+run reviews it again) and makes the command exit 3.
 """
 
 from __future__ import annotations
@@ -36,7 +42,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from verifier._distribution import __version__
-from verifier.errors import InvalidInput, SandboxUnavailable
+from verifier.batch import Backoff
+from verifier.errors import HostOverloaded, InvalidInput, SandboxUnavailable
 from verifier.hashing import canonical_json, sha256_bytes
 from verifier.limits import Limits
 from verifier.review import swebench_report
@@ -44,6 +51,7 @@ from verifier.review.gitread import GitRepo
 from verifier.review.instances import Instance, Prediction
 from verifier.review.review_evidence import ReviewEvidence, Text, identity, review_id
 from verifier.review.service import REVIEW_LIMITS, ReviewRequest, review
+from verifier.sandbox.backend import SandboxBackend
 
 #: the largest report.json read back (a review of 100,000 tests is about 60 MB).
 MAX_REPORT_BYTES = 256 << 20
@@ -55,6 +63,7 @@ class InstanceStatus(StrEnum):
     RESOLVED = "resolved"
     NOT_RESOLVED = "not_resolved"
     ERROR = "error"  # no review: bad input (the patch does not apply, ...) or no result from the sandbox
+    OVERLOADED = "overloaded"  # no review: the machine was too busy (no sandbox slot in time), after retries
 
 
 class Binding(BaseModel):
@@ -97,16 +106,19 @@ class InstanceReport(BaseModel):
     status: InstanceStatus
     resolved: bool
     reason: Text = Field(description="Trusted words: the review's verdict, or why there is no review.")
-    fault: Literal["input", "infrastructure"] | None = Field(
-        None, description="For an error: the instance's input (final), or our infrastructure (retried)."
+    fault: Literal["input", "infrastructure", "host"] | None = Field(
+        None,
+        description="For an error: the instance's input (final), or our infrastructure (retried); for overloaded: "
+        "the host (retried).",
     )
     started_at: str
     duration_s: float
+    attempts: int = Field(1, ge=1, description="Reviews it took (more than 1: retried after an overloaded one).")
     evidence: ReviewEvidence | None = None
 
     @property
     def final(self) -> bool:
-        return self.fault != "infrastructure"
+        return self.fault not in ("infrastructure", "host")
 
 
 class InstanceLine(BaseModel):
@@ -129,6 +141,9 @@ class BatchSummary(BaseModel):
     resolved_rate: float = Field(description="resolved / total (0 when there are none).")
     not_resolved: int
     errors: int
+    overloaded: int = Field(
+        0, description="Instances the machine stayed too busy to review (after retries): no verdict, not errors."
+    )
     from_earlier_runs: int = Field(0, description="Verdicts taken from saved reports of earlier runs.")
     resolved_ids: list[str]
     instances: dict[str, InstanceLine]
@@ -147,6 +162,11 @@ class BatchRequest:
     run_id: str = "verifier"
     #: Keep the clone's URI and the host name in the evidence (off: shared files carry neither).
     host_details: bool = False
+    #: An overloaded instance's retries and first pause (`verifier.batch.Backoff`; None: its defaults).
+    overloaded_retries: int | None = None
+    backoff_s: float | None = None
+    #: Where the sandbox jobs run (`verifier review batch --ray`: a `RayBackend`); None: this machine.
+    backend: SandboxBackend | None = None
 
 
 #: Called once per instance as it finishes: (report, reused from an earlier run, finished so far, total).
@@ -199,7 +219,7 @@ def earlier_report(path: Path, inst: Instance, pred: Prediction) -> tuple[Instan
 def _unbound(rep: InstanceReport, inst: Instance, pred: Prediction) -> str:
     """Why a saved report does not count for this prediction ("" when it does)."""
     if not rep.final:
-        return "an infrastructure error (retried)"
+        return "an infrastructure error or an overloaded machine (retried)"
     if (rep.instance_id, rep.model) != (pred.instance_id, pred.model_name_or_path):
         return "it is the report of another instance or model"
     want = binding(inst, pred)
@@ -214,6 +234,8 @@ def _unbound(rep: InstanceReport, inst: Instance, pred: Prediction) -> str:
         return "it is bound to another model"
     if rep.resolved != (rep.status == InstanceStatus.RESOLVED):
         return "its resolved flag and status disagree"
+    if rep.status == InstanceStatus.OVERLOADED:
+        return "an overloaded machine (retried)"
     if rep.status == InstanceStatus.ERROR:
         if rep.evidence is not None or rep.fault != "input":
             return "an error with evidence or without an input fault"
@@ -285,7 +307,7 @@ def _public_reason(reason: str, inst: Instance, out_dir: Path, host_details: boo
 
 def review_instance(
     inst: Instance, pred: Prediction, where: Path, limits: Limits, image: str | None,
-    *, out_dir: Path | None = None, host_details: bool = False,
+    *, out_dir: Path | None = None, host_details: bool = False, backend: SandboxBackend | None = None,
 ) -> InstanceReport:  # fmt: skip
     """Review one prediction; every outcome (also bad input) is a report, never an exception.
     The folder's files of an earlier review are replaced (none survives from it)."""
@@ -298,7 +320,7 @@ def review_instance(
     _write_bytes(test_patch, inst.test_patch.encode("utf-8", "surrogatepass"))
     shared = out_dir if out_dir is not None else where.parent.parent
 
-    def report(status: InstanceStatus, reason: str, fault: Literal["input", "infrastructure"] | None = None,
+    def report(status: InstanceStatus, reason: str, fault: Literal["input", "infrastructure", "host"] | None = None,
                ev: ReviewEvidence | None = None) -> InstanceReport:  # fmt: skip
         return InstanceReport(
             instance_id=inst.instance_id, model=pred.model_name_or_path, binding=binding(inst, pred), status=status,
@@ -314,9 +336,11 @@ def review_instance(
         tests="head", expect=inst, limits=limits, image=image,
     )  # fmt: skip
     try:
-        ev = review(request)
+        ev = review(request) if backend is None else review(request, backend=backend)
     except InvalidInput as exc:
         return report(InstanceStatus.ERROR, f"bad input: {exc}", "input")
+    except HostOverloaded as exc:
+        return report(InstanceStatus.OVERLOADED, f"the machine was too busy to review it: {exc}", "host")
     except SandboxUnavailable as exc:
         return report(InstanceStatus.ERROR, f"the sandbox gave no result: {exc}", "infrastructure")
     except (OSError, ValueError) as exc:  # the host's disk, or evidence we could not build: retried next run
@@ -355,6 +379,7 @@ def summarize(model: str, reports: list[InstanceReport], earlier: frozenset[str]
         resolved_rate=len(resolved) / len(reports) if reports else 0.0,
         not_resolved=len(by_status[InstanceStatus.NOT_RESOLVED]),
         errors=len(by_status[InstanceStatus.ERROR]),
+        overloaded=len(by_status[InstanceStatus.OVERLOADED]),
         from_earlier_runs=sum(r.instance_id in earlier for r in reports),
         resolved_ids=resolved,
         instances={
@@ -418,6 +443,7 @@ def run_batch(req: BatchRequest, on_done: OnDone | None = None, on_stale: OnStal
 def _run_all(req: BatchRequest, todo: list[Prediction], done: Callable[[InstanceReport], None]) -> list[InstanceReport]:
     """The instances to review, `max_workers` at a time, the first of each repository first."""
     gates: dict[str, threading.Event] = {}
+    stop = threading.Event()
 
     def one(pred: Prediction, gate: threading.Event, first: bool) -> InstanceReport:
         inst = req.instances[pred.instance_id]
@@ -425,9 +451,19 @@ def _run_all(req: BatchRequest, todo: list[Prediction], done: Callable[[Instance
             if not first:
                 gate.wait()
             where = folder(req.out_dir, pred)
-            rep = review_instance(
-                inst, pred, where, req.limits, req.image, out_dir=req.out_dir, host_details=req.host_details
-            )
+            busy, attempts = Backoff(req.overloaded_retries, req.backoff_s, stop), 1
+
+            def attempt() -> InstanceReport:
+                return review_instance(
+                    inst, pred, where, req.limits, req.image, out_dir=req.out_dir, host_details=req.host_details,
+                    backend=req.backend,
+                )  # fmt: skip
+
+            rep = attempt()
+            while rep.status == InstanceStatus.OVERLOADED and busy.wait():
+                rep, attempts = attempt(), attempts + 1
+            if attempts > 1:
+                rep = rep.model_copy(update={"attempts": attempts})
             _write(where / "report.json", json.dumps(rep.model_dump(mode="json"), indent=2))
             return rep
         finally:
@@ -445,6 +481,9 @@ def _run_all(req: BatchRequest, todo: list[Prediction], done: Callable[[Instance
         for fut in as_completed(futures):
             done(fut.result())
         return [f.result() for f in futures]
+    except BaseException:
+        stop.set()  # Ctrl-C: no pause before a retry goes on, no retry starts
+        raise
     finally:
         # Ctrl-C: no new instance starts; those running finish (each bounded by the limits).
         pool.shutdown(wait=True, cancel_futures=True)

@@ -6,7 +6,10 @@ runs): ``pyproject.toml`` (``[project] dependencies``, test/dev extras and depen
 (the literal ``install_requires`` / ``extras_require`` / ``tests_require`` of its ``setup()``
 call, read from its syntax tree, never run), requirements files (``*requirements*.txt`` at the
 root and ``.txt`` files in a root folder ``requirements*/``) and ``tox.ini`` (``[testenv] deps``),
-or from one ``--requirements`` file instead.
+or from one ``--requirements`` file instead. Where the project's own metadata is dynamic (computed
+by setup.py, `dynamic = ["dependencies"]`, a backend's own table) it comes from its build backend
+run in the sandbox instead (`verifier.review.backend_metadata`): `declared` and `project_info`
+take that `BackendMetadata` in place of reading pyproject.toml, setup.cfg and setup.py.
 Only names from the package index are accepted: direct URLs, local paths and pip options
 that change where packages come from are refused with an error naming them, because the
 host downloads whatever the spec names. Nothing here runs code of the repository.
@@ -21,10 +24,13 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifier.review.gitread import Entry
 from verifier.sandbox.requirements import DependencyError, DependencySpec, check_requirement, normalize, strip_line
+
+if TYPE_CHECKING:
+    from verifier.review.backend_metadata import BackendMetadata
 
 __all__ = [
     "DependencyError",
@@ -284,15 +290,24 @@ def _tox_deps(files: Mapping[str, Entry]) -> list[str]:
     return out
 
 
-def declared(files: Mapping[str, Entry], *, runtime: bool, tests: bool) -> DependencySpec:
+def declared(
+    files: Mapping[str, Entry], *, runtime: bool, tests: bool, metadata: BackendMetadata | None = None
+) -> DependencySpec:
     """What `files` declares: its runtime dependencies (`runtime`) and what its tests need (`tests`).
 
     Requirements files count as the tests' when their path says test or dev, else as runtime;
-    tox.ini's deps are the tests'.
+    tox.ini's deps are the tests'. With `metadata` (the build backend's), the project's own
+    dependencies and test extras are its `Requires-Dist`, not pyproject.toml / setup.cfg / setup.py.
     """
     reqs: list[str] = []
     sources: list[str] = []
-    if "pyproject.toml" in files:
+    if metadata is not None:
+        extras = tuple(e for e in metadata.provides_extra if normalize(e) in TEST_GROUPS) if tests else ()
+        found = metadata.requirements(runtime=runtime, extras=extras)
+        reqs += found
+        if found:
+            sources.append(metadata.source)
+    elif "pyproject.toml" in files:
         try:
             doc = tomllib.loads(files["pyproject.toml"].data.decode("utf-8", "replace"))
         except tomllib.TOMLDecodeError as exc:
@@ -300,9 +315,10 @@ def declared(files: Mapping[str, Entry], *, runtime: bool, tests: bool) -> Depen
         r, s = _pyproject(doc, runtime=runtime, tests=tests)
         reqs += r
         sources += s
-    r, s = _setup_files(files, runtime=runtime, tests=tests)
-    reqs += r
-    sources += s
+    if metadata is None:
+        r, s = _setup_files(files, runtime=runtime, tests=tests)
+        reqs += r
+        sources += s
     for path in requirements_files(files):
         if not (tests if re.search(r"test|dev|ci", path, re.IGNORECASE) else runtime):
             continue
@@ -324,8 +340,9 @@ def from_file(path: Path) -> DependencySpec:
     return DependencySpec(tuple(sorted(set(reqs))), (f"--requirements {path.name}",))
 
 
-def project_info(files: Mapping[str, Entry]) -> ProjectInfo:
-    """Name, version and entry points from pyproject.toml or setup.cfg; src/ layout detection."""
+def project_info(files: Mapping[str, Entry], metadata: BackendMetadata | None = None) -> ProjectInfo:
+    """Name, version and entry points from pyproject.toml or setup.cfg (name and version from the
+    build backend's `metadata` when given); src/ layout detection."""
     name: str | None = None
     version: str | None = None
     entry_points: dict[str, dict[str, str]] = {}
@@ -357,6 +374,8 @@ def project_info(files: Mapping[str, Entry]) -> ProjectInfo:
         found_name, found_version = kw.get("name"), kw.get("version")
         name = found_name if isinstance(found_name, str) else None
         version = found_version if isinstance(found_version, str) else None
+    if metadata is not None:
+        name, version = metadata.name or name, metadata.version or version
     src = any(p.startswith("src/") and p.endswith(".py") for p in files)
     return ProjectInfo(
         name=name, version=version, entry_points=entry_points, import_roots=("src", "") if src else ("",)

@@ -6,6 +6,10 @@ capabilities, read-only root, tmpfs /tmp, no network, the review's `Limits`). Th
 import); the in-container supervisor writes the tree to a scratch copy under /tmp, runs pytest,
 and answers with one nonce-bound line. Ctrl-C kills this review's
 containers (found by a label unique to the review), and the backend removes them.
+
+Another `SandboxBackend` may run the jobs instead (`verifier review batch --ray`: `RayBackend`,
+each job on a node of the cluster, rerun on another node when its node dies); then Ctrl-C leaves
+the jobs in flight to end within their limits on their nodes.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from verifier.runner.review_protocol import (
     ReviewProject,
     encode_job,
 )
-from verifier.sandbox.backend import RawRun, SandboxJob
+from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
 from verifier.sandbox.docker_engine import DockerBackend
 from verifier.sandbox.environment import Environment, cache_dir
 from verifier.sandbox.gc import sweep
@@ -168,8 +172,9 @@ def payload(plan: RunPlan, limits: Limits, nonce: str, *, rerun: bool = True) ->
     return encode_job(header, tree)
 
 
-def run_one(plan: RunPlan, limits: Limits, review_label: str) -> RunOutput:
-    """One run in a fresh container. Raises SandboxUnavailable only when no container ran."""
+def run_one(plan: RunPlan, limits: Limits, review_label: str, backend: SandboxBackend | None = None) -> RunOutput:
+    """One run in a fresh container (on `backend`, or this machine's engine). Raises
+    SandboxUnavailable only when no container ran."""
     nonce = secrets.token_hex(16)
     job = SandboxJob(
         image=plan.environment.image_ref,
@@ -180,7 +185,7 @@ def run_one(plan: RunPlan, limits: Limits, review_label: str) -> RunOutput:
         labels={LABEL_REVIEW: review_label},
     )
     started = time.monotonic()
-    raw = DockerBackend().run(job)
+    raw = (backend or DockerBackend()).run(job)
     result = None if raw.output_limited else parse(raw.stdout, nonce)
     return RunOutput(plan=plan, result=result, raw=raw, wall_s=time.monotonic() - started)
 
@@ -190,6 +195,7 @@ def run_both(
     limits: Limits,
     on_done: Callable[[RunOutput], None] | None = None,
     cache: BaseRunCache | None = None,
+    backend: SandboxBackend | None = None,
 ) -> list[RunOutput]:
     """All runs at once (each in its own container); on Ctrl-C every container is killed.
 
@@ -200,7 +206,7 @@ def run_both(
         cacheable = cache is not None and plan.side == "base_tests_on_base"
         if cacheable and cache is not None and (hit := cache.get(plan, limits)) is not None:
             return hit
-        out = run_one(plan, limits, label)
+        out = run_one(plan, limits, label, backend)
         if cacheable and cache is not None:
             cache.put(out, limits)
         return out
@@ -223,7 +229,7 @@ def run_both(
     except BaseException:
         # Ctrl-C (or any failure): kill this review's containers until every run has returned.
         # Repeatedly: a container still being created when the first kill went out starts later.
-        while not all(f.done() for f in futures):
+        while backend is None and not all(f.done() for f in futures):
             try:
                 sweep((f"{LABEL_REVIEW}={label}",), kill_only=True)
                 wait(futures, timeout=0.5)

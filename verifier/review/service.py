@@ -20,8 +20,8 @@ from verifier._distribution import __version__
 from verifier.errors import InvalidInput, SandboxUnavailable
 from verifier.hashing import sha256_bytes
 from verifier.limits import Limits, MiB
+from verifier.review import backend_metadata, pytest_options
 from verifier.review import deps as deps_mod
-from verifier.review import pytest_options
 from verifier.review.classify import SideView, build_table, environment_problem, expectations, verdict
 from verifier.review.gitread import Files, GitRepo, Snapshot, apply_patch, read_patch, tree_id
 from verifier.review.instances import InstanceSpec
@@ -49,6 +49,7 @@ from verifier.review.split import (
     uses_hypothesis,
 )
 from verifier.sandbox import environment as env_mod
+from verifier.sandbox.backend import SandboxBackend
 from verifier.sandbox.container import Client, connect, image_id
 from verifier.sandbox.docker_engine import DockerBackend
 from verifier.sandbox.image import image_tag
@@ -143,18 +144,49 @@ def plan_trees(trees: Trees, mode: TestsMode, test_paths: tuple[str, ...] = ()) 
     return splitter, base_run, head_run
 
 
+#: Each side's metadata from its build backend (None: read from its files), base then head.
+Metadatas = tuple[backend_metadata.BackendMetadata | None, backend_metadata.BackendMetadata | None]
+
+
 def dependency_specs(
-    trees: Trees, mode: TestsMode, requirements: Path | None
+    trees: Trees, mode: TestsMode, requirements: Path | None, metadata: Metadatas = (None, None)
 ) -> tuple[deps_mod.DependencySpec, deps_mod.DependencySpec]:
     """Each run's dependencies: its code side's runtime ones + its tests side's test ones."""
     if requirements is not None:
         spec = deps_mod.from_file(requirements)
         return spec, spec
-    tests_tree = trees.head.files if mode == "head" else trees.base.files
-    test_deps = deps_mod.declared(tests_tree, runtime=False, tests=True)
-    base = deps_mod.declared(trees.base.files, runtime=True, tests=False).union(test_deps)
-    head = deps_mod.declared(trees.head.files, runtime=True, tests=False).union(test_deps)
+    base_meta, head_meta = metadata
+    tests_tree, tests_meta = (trees.head.files, head_meta) if mode == "head" else (trees.base.files, base_meta)
+    test_deps = deps_mod.declared(tests_tree, runtime=False, tests=True, metadata=tests_meta)
+    base = deps_mod.declared(trees.base.files, runtime=True, tests=False, metadata=base_meta).union(test_deps)
+    head = deps_mod.declared(trees.head.files, runtime=True, tests=False, metadata=head_meta).union(test_deps)
     return base, head
+
+
+def backend_metadatas(
+    client: Client | None, trees: Trees, sandbox: str, say: Progress, backend: SandboxBackend | None = None
+) -> Metadatas:
+    """Each side's metadata from its build backend, in the sandbox, where reading its files is not
+    exact (`backend_metadata.dynamic_reason`); the same tree is computed once. A backend that fails
+    where only the name or version is dynamic leaves the (exact) reading of the files."""
+    found: dict[str, backend_metadata.BackendMetadata | None] = {}
+
+    def one(snap: Snapshot) -> backend_metadata.BackendMetadata | None:
+        if snap.tree_id in found:
+            return found[snap.tree_id]
+        why = backend_metadata.dynamic_reason(snap.files)
+        meta = None
+        if why is not None:
+            say(f"{snap.ref}: {why.reason}: asking its build backend, in the sandbox")
+            try:
+                meta = backend_metadata.compute(client, snap.files, snap.tree_id, sandbox, say, backend)
+            except deps_mod.DependencyError:
+                if why.dependencies:
+                    raise
+        found[snap.tree_id] = meta
+        return meta
+
+    return one(trees.base), one(trees.head)
 
 
 def pytest_session(splitter: Splitter, user_args: tuple[str, ...]) -> PytestSession:
@@ -170,15 +202,40 @@ def pytest_session(splitter: Splitter, user_args: tuple[str, ...]) -> PytestSess
 
 
 def _environments(
-    client: Client, specs: tuple[deps_mod.DependencySpec, ...], sandbox: str, say: Progress
+    client: Client | None,
+    specs: tuple[deps_mod.DependencySpec, ...],
+    sandbox: str,
+    say: Progress,
+    backend: SandboxBackend | None = None,
 ) -> dict[tuple[str, ...], env_mod.Environment]:
-    """The environment image of each distinct dependency set, found or built."""
+    """The environment image of each distinct dependency set, found or built (on every node of
+    `backend` when one is given, else on `client`'s engine)."""
     envs: dict[tuple[str, ...], env_mod.Environment] = {}
     for spec in specs:
         if spec.requirements not in envs:
-            envs[spec.requirements] = env_mod.ensure(DockerBackend(client), spec, sandbox, say)
+            envs[spec.requirements] = (
+                backend.environment(spec, sandbox)
+                if backend is not None
+                else env_mod.ensure(DockerBackend(client), spec, sandbox, say)
+            )
             say(f"environment: {env_mod.describe(envs[spec.requirements])}")
     return envs
+
+
+def side_environments(
+    client: Client | None,
+    req: ReviewRequest,
+    trees: Trees,
+    sandbox: str,
+    say: Progress,
+    backend: SandboxBackend | None = None,
+) -> tuple[Metadatas, tuple[env_mod.Environment, env_mod.Environment]]:
+    """Each side's metadata from its build backend (where it is dynamic, without --requirements)
+    and each side's environment image, found or built."""
+    metadata = backend_metadatas(client, trees, sandbox, say, backend) if req.requirements is None else (None, None)
+    base_spec, head_spec = dependency_specs(trees, req.tests, req.requirements, metadata)
+    envs = _environments(client, (base_spec, head_spec), sandbox, say, backend)
+    return metadata, (envs[base_spec.requirements], envs[head_spec.requirements])
 
 
 def base_session_options(splitter: Splitter, trees: Trees) -> tuple[str, ...]:
@@ -195,6 +252,7 @@ def run_plans(
     envs: tuple[env_mod.Environment, env_mod.Environment],
     base_tests_too: bool,
     user_args: tuple[str, ...] = (),
+    metadata: Metadatas = (None, None),
 ) -> list[RunPlan]:
     """The base and head runs of the tests mode, and (`base_tests_too`) the base's own tests on
     both sides' code. Each session is pinned to the configuration of the tests it runs, then given
@@ -204,7 +262,8 @@ def run_plans(
     hypothesis = uses_hypothesis(base_files) or uses_hypothesis(head_files)
     fmt = trees.object_format
     tests_from: Literal["head", "base+added"] = "head" if mode == "head" else "base+added"
-    base_project, head_project = deps_mod.project_info(trees.base.files), deps_mod.project_info(trees.head.files)
+    base_project = deps_mod.project_info(trees.base.files, metadata[0])
+    head_project = deps_mod.project_info(trees.head.files, metadata[1])
     args = (*splitter.session_options(), *user_args)
     base_args = (*base_session_options(splitter, trees), *user_args)
     test_paths = tuple(p or "." for p in splitter.claimed)
@@ -226,8 +285,17 @@ def run_plans(
     return plans
 
 
-def review(req: ReviewRequest, *, progress: Progress | None = None, client: Client | None = None) -> ReviewEvidence:
-    """Review one change. Raises InvalidInput (bad input) or SandboxUnavailable (no result)."""
+def review(
+    req: ReviewRequest,
+    *,
+    progress: Progress | None = None,
+    client: Client | None = None,
+    backend: SandboxBackend | None = None,
+) -> ReviewEvidence:
+    """Review one change. Raises InvalidInput (bad input) or SandboxUnavailable (no result).
+
+    Its sandbox jobs run on this machine's engine (`client`), or on `backend` (a Ray cluster's
+    nodes: the environments are found or built on each of them)."""
     say = progress or (lambda _m: None)
     t0 = time.monotonic()
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -235,35 +303,29 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
     trees = read_trees(req)
     splitter, base_files, head_files = plan_trees(trees, req.tests, req.test_paths)
     session = pytest_session(splitter, user_args)
-    base_spec, head_spec = dependency_specs(trees, req.tests, req.requirements)
     provenance = ProvenanceIndex(trees.base.files, trees.head.files, splitter)
     base_tests_too = req.tests == "head" and provenance.tests_touched()
+    dependency_specs(trees, req.tests, req.requirements)  # what the files declare, refused before any sandbox
     t_read = time.monotonic()
 
-    client = client or connect()
+    client = client or (connect() if backend is None else None)
     sandbox = req.image or image_tag()
-    try:
-        sandbox_id = image_id(client.api, sandbox)
-    except SandboxUnavailable as exc:  # not built (ImageNotFound), or the engine failed
-        raise SandboxUnavailable(f"the sandbox image {sandbox} is not available; run `verifier image build`") from exc
-    envs = _environments(client, (base_spec, head_spec), sandbox, say)
+    sandbox_id = _sandbox_image_id(client, backend, sandbox)
+    metadata, side_envs = side_environments(client, req, trees, sandbox, say, backend)
     t_env = time.monotonic()
 
-    side_envs = (envs[base_spec.requirements], envs[head_spec.requirements])
-    plans = run_plans(trees, req.tests, splitter, (base_files, head_files), side_envs, base_tests_too, user_args)
+    plans = run_plans(
+        trees, req.tests, splitter, (base_files, head_files), side_envs, base_tests_too, user_args, metadata
+    )
     say(f"running the tests in {len(plans)} sandboxes: " + ", ".join(p.side.replace("_", " ") for p in plans))
-    outputs = _run(plans, req, say)
+    outputs = _run(plans, req, say, backend)
     views: dict[str, SideView] = {o.plan.side: SideView(o.result) for o in outputs}
     removed = provenance.removed_tests() if req.tests == "head" else []
     judges = (views["base_tests_on_base"], views["base_tests_on_head"]) if base_tests_too else None
     table = build_table(
         views["base"], views["head"], provenance, removed, judges, "head" if req.tests == "head" else "base"
     )
-    problem = environment_problem(
-        views["head"], views.get("base_tests_on_base", views["base"]), own_modules(trees.base.files, trees.head.files)
-    )
-    if problem:
-        raise deps_mod.EnvironmentProblem(problem)
+    _raise_environment_problem(views, trees)
     stops = {side: view.stopped() for side, view in views.items()}
     collected = {side: len(view.collected()) for side, view in views.items()}
     expected = expectations(table, req.expect.fail_to_pass, req.expect.pass_to_pass) if req.expect else None
@@ -298,14 +360,19 @@ def review(req: ReviewRequest, *, progress: Progress | None = None, client: Clie
     fields["review_id"] = review_id(identity(fields))
     by_side = {o.plan.side: o.wall_s for o in outputs}
     fields["timings"] = Timings(
-        started_at=started_at,
-        read_s=t_read - t0,
-        environment_s=t_env - t_read,
-        base_s=by_side["base"],
-        head_s=by_side["head"],
-        total_s=time.monotonic() - t0,
-    ).model_dump()
+        started_at=started_at, read_s=t_read - t0, environment_s=t_env - t_read, base_s=by_side["base"],
+        head_s=by_side["head"], total_s=time.monotonic() - t0,
+    ).model_dump()  # fmt: skip
     return ReviewEvidence.model_validate(fields)
+
+
+def _raise_environment_problem(views: dict[str, SideView], trees: Trees) -> None:
+    """EnvironmentProblem when both sides' tests cannot be collected for the same reason, not the change's."""
+    problem = environment_problem(
+        views["head"], views.get("base_tests_on_base", views["base"]), own_modules(trees.base.files, trees.head.files)
+    )
+    if problem:
+        raise deps_mod.EnvironmentProblem(problem)
 
 
 def own_modules(*trees: Files) -> set[str]:
@@ -333,7 +400,19 @@ def _resolution(ok: bool, expected: list[ExpectedTest] | None) -> dict[str, obje
     ).model_dump()
 
 
-def _run(plans: list[RunPlan], req: ReviewRequest, say: Progress) -> list[RunOutput]:
+def _sandbox_image_id(client: Client | None, backend: SandboxBackend | None, sandbox: str) -> str:
+    """The sandbox image's id on `backend` (every node), or on `client`'s engine."""
+    try:
+        if backend is not None:
+            return backend.image_id(sandbox)
+        if client is None:  # review() connects unless a backend runs its jobs
+            raise SandboxUnavailable("no engine to run on")
+        return image_id(client.api, sandbox)
+    except SandboxUnavailable as exc:  # not built (ImageNotFound), or the engine failed
+        raise SandboxUnavailable(f"the sandbox image {sandbox} is not available; run `verifier image build`") from exc
+
+
+def _run(plans: list[RunPlan], req: ReviewRequest, say: Progress, backend: SandboxBackend | None) -> list[RunOutput]:
     """Every planned session, side by side; SandboxUnavailable when one produced no result."""
     outputs = run_both(
         plans,
@@ -342,6 +421,7 @@ def _run(plans: list[RunPlan], req: ReviewRequest, say: Progress) -> list[RunOut
             f"{o.plan.side} run " + ("read from the cache" if o.cached else f"finished in {o.wall_s:.1f} s")
         ),
         cache=BaseRunCache() if req.cache else None,
+        backend=backend,
     )
     for out in outputs:
         why = failure(out)
