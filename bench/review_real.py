@@ -139,12 +139,14 @@ CASES: list[Case] = [
         ("tests/test_coverage_sorteddict.py::test_ref_counts",),
         "dict methods cached through super",
     ),
-    Case("pytoolz/toolz", "5a7e078c94", ("toolz/tests/test_itertoolz.py::test_partition_all",), "partition_all"),
+    Case(
+        "pytoolz/toolz", "5a7e078c94", ("toolz/tests/test_itertoolz.py::test_partition_all",), "partition_all", EDITED
+    ),
     Case("pytoolz/toolz", "6a8de2e8f6", ("toolz/tests/test_tlz.py::test_tlz",), "tlz on Python 3.11"),
     Case(
         "un33k/python-slugify", "243354893e", ("test.py::TestSlugify::test_pre_translation",), "uppercase special chars"
     ),
-    Case("un33k/python-slugify", "e52c35e348", ("test.py::TestSlugify::test_accented_text",), "accented text twice"),
+    Case("un33k/python-slugify", "e52c35e348", ("test.py::TestSlugify::test_accented_text",), "accented text", EDITED),
     Case(
         "pypa/packaging",
         "55cbf1b942",
@@ -296,6 +298,12 @@ def review(repo: Path, args: list[str], timeout: float) -> dict[str, Any]:
         "total_s": evidence["timings"]["total_s"],
         "reason": evidence["reason"],
         "sources": sorted({s for r in evidence["runs"] for s in r["environment"]["sources"]}),
+        # a run that did not complete keeps the end of its log: the next finding can be read here
+        "incomplete_runs": [
+            {"side": r["side"], "stopped": r["stopped"], "log_tail": r["log_tail_untrusted"][-1500:]}
+            for r in evidence["runs"]
+            if not r["complete"]
+        ],
     }
     return out
 
