@@ -150,3 +150,21 @@ def test_setup_cfg_requirements_files_and_tox_ini() -> None:
         "test-requirements.txt",
         "tox.ini [testenv] deps",
     )
+
+
+def test_requirements_in_a_root_test_folder_are_the_tests() -> None:
+    # tomli's shape (hukkin/tomli 9e56735): its test dependencies only in tests/requirements.txt
+    # (named by a tox section inside pyproject.toml), nothing in [project] for the tests.
+    tree = files(
+        {
+            "pyproject.toml": '[project]\nname = "tomli"\nversion = "1.2.2"\n',
+            "tests/requirements.txt": "pytest\npython-dateutil\n",
+            "testing/dev-requirements.txt": "freezegun\n",
+            "tests/data/valid/requirements.txt": "not-a-requirement-file\n",
+            "docs/tests/requirements.txt": "furo\n",
+        }
+    )
+    assert declared(tree, runtime=True, tests=False).requirements == ()
+    tests = declared(tree, runtime=False, tests=True)
+    assert tests.requirements == ("freezegun", "pytest", "python-dateutil")
+    assert tests.sources == ("testing/dev-requirements.txt", "tests/requirements.txt")

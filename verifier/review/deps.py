@@ -172,15 +172,22 @@ def _requirements_file(
 _OTHER_PURPOSE = re.compile(r"doc|lint|typing|mypy|release|publish|bench", re.IGNORECASE)
 
 
+#: Root folders of tests that may keep the tests' own requirements (`tests/requirements.txt`).
+_TEST_FOLDERS = ("test", "tests", "testing")
+
+
 def requirements_files(files: Mapping[str, Entry]) -> list[str]:
-    """The tree's requirements files: ``*requirements*.txt`` at the root, and the ``.txt`` files of
-    a root folder ``requirements*/`` (docs, lint, typing and release ones left out)."""
+    """The tree's requirements files: ``*requirements*.txt`` at the root or in a root test folder
+    (``tests/requirements.txt``: the tests'), and the ``.txt`` files of a root folder
+    ``requirements*/`` (docs, lint, typing and release ones left out)."""
     out = []
     for path in sorted(files):
         folder, _, name = path.rpartition("/")
         if not name.endswith(".txt") or _OTHER_PURPOSE.search(path):
             continue
-        if (not folder and "requirements" in name) or (folder.startswith("requirements") and "/" not in folder):
+        if ((not folder or folder in _TEST_FOLDERS) and "requirements" in name) or (
+            folder.startswith("requirements") and "/" not in folder
+        ):
             out.append(path)
     return out
 

@@ -448,6 +448,14 @@ class ReviewReporter:
 _OWN = ("_emit_to", "_message", "_excerpt", "_outcome", "summarize")
 
 
+#: The one warning our own import of Hypothesis before pytest causes (see _worker_main), for its
+#: modules (hypothesis, _hypothesis_globals, ...) only: pytest matches a -W message as a literal prefix.
+_PREIMPORTED_WARNINGS = tuple(
+    f"ignore:Module already imported so cannot be rewritten; {prefix}:pytest.PytestAssertRewriteWarning"
+    for prefix in ("hypothesis", "_hypothesis")
+)
+
+
 def _worker_main(report_fd: int) -> None:
     job = json.loads(sys.stdin.buffer.read())
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -472,6 +480,12 @@ def _worker_main(report_fd: int) -> None:
                 "verifier-review", derandomize=True, database=None, deadline=None, print_blob=False
             )
             settings.load_profile("verifier-review")
+            # pytest then warns that it cannot rewrite the modules Hypothesis' plugin brings (already
+            # imported, by us): a repository's `filterwarnings = error` made that warning stop pytest
+            # before it collected anything (pypa/packaging), which plain pytest never sees. Ignore
+            # exactly that warning for exactly those modules; -W on the command line wins over the
+            # configuration's filters, as in pytest.
+            plugins_off = [arg for w in _PREIMPORTED_WARNINGS for arg in ("-W", w)]
     else:
         plugins_off = ["-p", "no:hypothesispytest"]  # the tree never mentions Hypothesis
     import pytest
