@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from pydantic import ValidationError
 
 from tests.conftest import SUITE
 from verifier.client import _wait
@@ -23,10 +24,10 @@ from verifier.sandbox.admission import Admission
 from verifier.serve import sandboxfusion
 from verifier.serve.api import RunCodeRequest
 from verifier.serve.body import Refusal, declared_length, read_body
-from verifier.serve.config import ConfigError, RunCodeConfig, load_config, load_suites
+from verifier.serve.config import ConfigError, HttpConfig, RunCodeConfig, load_config, load_suites
 from verifier.serve.middleware import redacted
 from verifier.serve.quota import Bucket, ClientState, seconds_to_utc_midnight
-from verifier.serve.store import EvidenceStore
+from verifier.serve.store import EvidenceStore, HeldBytes
 from verifier.serve.tokens import TokenError, TokenSource, TokenSpec, parse_tokens, token_hash
 from verifier.verify import Verifier
 
@@ -338,3 +339,52 @@ def test_the_command_fails_in_one_line_naming_the_option(tmp_path: Path) -> None
     assert wrong.exit_code == 2 and "port" in wrong.output and "Traceback" not in wrong.output
     helped = CliRunner().invoke(app, ["serve", "--help"])
     assert helped.exit_code == 0 and "127.0.0.1" in helped.output
+
+
+# -- bytes held by requests in progress --------------------------------------------------------
+def test_held_bytes_are_bounded_per_owner_then_in_all_and_given_back() -> None:
+    held = HeldBytes(max_bytes=250, max_bytes_per_owner=100)
+    a, b = held.lease("a"), held.lease("a")
+    assert a.grow(60) is None and b.grow(40) is None
+    assert b.grow(1) == "owner" and held.owner_bytes("a") == 100  # nothing counted when refused
+    others = [held.lease(name) for name in ("b", "c")]
+    assert all(lease.grow(70) is None for lease in others)
+    assert held.lease("d").grow(11) == "all" and held.bytes == 240
+    a.release()
+    a.release()  # once only
+    assert held.owner_bytes("a") == 40 and held.bytes == 180
+    b.release()
+    assert held.owner_bytes("a") == 0 and held.lease("d").grow(70) is None
+
+
+async def chunks(parts: list[bytes], pause: float) -> AsyncIterator[bytes]:
+    for part in parts:
+        await asyncio.sleep(pause)
+        yield part
+
+
+def test_read_body_tells_each_piece_before_keeping_it() -> None:
+    told: list[int] = []
+
+    def hold(size: int) -> None:
+        told.append(size)
+        if sum(told) > 3:
+            raise Refusal(429, "concurrency", "over")
+
+    assert asyncio.run(read_body(chunks([b"ab", b"c"], 0), max_bytes=10, timeout_s=5, hold=hold)) == b"abc"
+    told.clear()
+    with pytest.raises(Refusal) as refused:
+        asyncio.run(read_body(chunks([b"ab", b"cd"], 0), max_bytes=10, timeout_s=5, hold=hold))
+    assert refused.value.status == 429 and told == [2, 2]
+
+
+def test_the_bodies_held_default_to_bodies_and_are_checked() -> None:
+    http = HttpConfig(max_body_bytes=2000)
+    assert (http.body_held_per_token, http.body_held) == (8000, 32000)
+    assert HttpConfig(max_body_bytes=1024, max_body_bytes_held_per_token=20000).body_held == 20000
+    with pytest.raises(ValidationError, match="at least max_body_bytes"):
+        HttpConfig(max_body_bytes=4096, max_body_bytes_held_per_token=2048)
+    with pytest.raises(ValidationError, match="at least max_body_bytes_held_per_token"):
+        HttpConfig(max_body_bytes=1024, max_body_bytes_held_per_token=4096, max_body_bytes_held=2048)
+    assert Refusal(429, "concurrency", "x", close=True).close and Refusal(413, "too_large", "x").close
+    assert not Refusal(429, "concurrency", "x").close
