@@ -4,12 +4,14 @@ bounds, the SandboxFusion mapping, the evidence store, the client's retry rule."
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -19,6 +21,7 @@ from tests.conftest import SUITE
 from verifier.client import _wait
 from verifier.errors import HostOverloaded
 from verifier.evidence import CaseOutcome, Counts, Evidence, Status
+from verifier.inputs import Candidate
 from verifier.limits import Limits
 from verifier.sandbox.admission import Admission
 from verifier.serve import sandboxfusion
@@ -388,3 +391,113 @@ def test_the_bodies_held_default_to_bodies_and_are_checked() -> None:
         HttpConfig(max_body_bytes=1024, max_body_bytes_held_per_token=4096, max_body_bytes_held=2048)
     assert Refusal(429, "concurrency", "x", close=True).close and Refusal(413, "too_large", "x").close
     assert not Refusal(429, "concurrency", "x").close
+
+
+# -- /run_code's files: the candidate folders' path rule, not a second one -----------------------
+@pytest.mark.parametrize(
+    "path",
+    [
+        "data.txt",
+        "d/e/f.txt",
+        "./solution.py",
+        "a/../solution.py",
+        "/etc/passwd",
+        "a//b",
+        "x/",
+        "",
+        "a\\b",
+        "a\x00b",
+        "__pycache__/m.cpython-311.pyc",
+        "SOLUTION.PY",
+        "solution.py/x",
+        "n" * 300,
+        "\u202egnp.py",
+    ],
+)
+def test_run_code_files_follow_the_candidate_folders_rule(path: str) -> None:
+    from verifier.runner.trees import tree_problem
+
+    request = RunCodeRequest(code="print(1)", language="python", files={path: "eA=="})
+    problem = tree_problem([sandboxfusion.PROGRAM_FILE, path])
+    if problem is None:
+        assert sandboxfusion.program(request, RunCodeConfig())[0].files is not None
+    else:
+        with pytest.raises(Refusal) as refused:
+            sandboxfusion.program(request, RunCodeConfig())
+        assert refused.value.status == 400 and problem[0] in refused.value.reason
+
+
+# -- /run_code requests sharing a job: the bookkeeping (the real runs: test_serve_coalesce) --------
+class _GatedEngine:
+    """Stands in for the server's engine (our own logic is tested): every check waits for the
+    gate, then answers one case per stdin, `skip` cases as not run."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.saturated = True
+        self.jobs: list[list[str]] = []
+
+    async def check(self, candidate: object, suite: object, purpose: str, on_done: Any = lambda: None) -> Evidence:
+        try:
+            await self.gate.wait()
+            built = suite if not callable(suite) else suite()
+            stdins = [json.loads(line)["input"] for line in built.files["cases.jsonl"].splitlines()]
+            self.jobs.append(stdins)
+            cases = [
+                CaseOutcome(
+                    name=f"run-{n}",
+                    status=Status.PASSED if stdin != "skip" else Status.TIMEOUT,
+                    message="m",
+                    ran=stdin != "skip",
+                    exit_code=0,
+                    stdout_untrusted=stdin,
+                )
+                for n, stdin in enumerate(stdins)
+            ]
+            passed = all(c.ran for c in cases)
+            base = program_evidence(cases[0], Status.PASSED if passed else Status.TIMEOUT).model_dump()
+            counts = Counts(expected=len(cases), passed=sum(c.ran for c in cases), failed=sum(not c.ran for c in cases))
+            fields = {"cases": [c.model_dump() for c in cases], "counts": counts}
+            return Evidence.model_validate({**base, **fields})
+        finally:
+            on_done()
+
+
+def test_requests_for_one_program_share_a_job_and_give_their_counts_back(tmp_path: Path) -> None:
+    from verifier.serve.coalesce import Coalescer
+    from verifier.serve.config import ServeConfig
+    from verifier.serve.state import ServerState
+
+    config = ServeConfig(tokens=tmp_path / "tokens.toml")
+    state = ServerState(config=config, suites={}, tokens=None, make_engine=lambda: None)  # type: ignore[arg-type]
+    engine = _GatedEngine()
+    state.engine = engine  # type: ignore[assignment]
+    coalescer: Coalescer = state.coalescer
+    rules = spec(concurrency=10, run_code=True)
+    client = state.clients.state(rules)
+    candidate = Candidate.from_text("print(input())\n", label="c")
+    limits = sandboxfusion.ProgramLimits(5.0, 256)
+
+    async def scenario() -> tuple[list[tuple[Evidence, int]], list[str]]:
+        async def one(stdin: str) -> tuple[Evidence, int]:
+            assert client.try_start(rules)
+            return await coalescer.run(rules, client, candidate, stdin, limits, lambda *_: None)
+
+        tasks = [asyncio.create_task(one(s)) for s in ("a", "b", "skip", "c", "gone")]
+        for _ in range(20):
+            await asyncio.sleep(0)
+        tasks[4].cancel()  # its client goes away before the job starts: it leaves the group
+        for _ in range(20):
+            await asyncio.sleep(0)
+        engine.gate.set()
+        done = await asyncio.gather(*tasks[:4])
+        gone = await asyncio.gather(tasks[4], return_exceptions=True)
+        assert isinstance(gone[0], asyncio.CancelledError)
+        return done, [e.cases[i].stdout_untrusted or "" for e, i in done]
+
+    done, outputs = asyncio.run(scenario())
+    assert outputs == ["a", "b", "skip", "c"]
+    assert engine.jobs[0] == ["a", "b", "skip", "c"]  # one job for the four that stayed
+    assert engine.jobs[1:] == [["skip"]]  # the case it did not run, run again alone
+    assert done[0][0].evidence_id == done[1][0].evidence_id and done[2][1] == 0
+    assert client.running == 0 and not coalescer._open  # every count given back, no group left

@@ -53,6 +53,12 @@ class Dispatch(Generic[T]):
         #: Jobs waiting for a worker now (a gauge).
         self.queued = 0
 
+    @property
+    def full(self) -> bool:
+        """Whether a job run now would wait (every worker busy, or jobs waiting already)."""
+        with self._lock:
+            return self._running >= self.width or bool(self._waiting)
+
     async def run(self, work: Callable[[], T], deadline: float, ended: Callable[[], None]) -> T | None:
         """`work()`'s result (its exception raised here), or None when it did not start before
         `deadline` (time.monotonic) or the dispatch was closed first. `ended` is called on the

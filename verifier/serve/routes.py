@@ -32,12 +32,15 @@ from verifier.serve.checks import (
     make_candidate,
     parsed,
     principal,
+    record,
     resolve_suite,
     run_check,
     stream_batch,
 )
 from verifier.serve.metrics import CONTENT_TYPE_LATEST
+from verifier.serve.quota import ClientState
 from verifier.serve.state import ServerState
+from verifier.serve.tokens import TokenSpec
 
 
 # -- the routes ---------------------------------------------------------------------------------
@@ -161,11 +164,17 @@ async def run_program(state: ServerState, request: Request, token: str | None) -
     if not spec.run_code:
         raise Refusal(403, "forbidden", "this token may not use /run_code")
     body = await parsed(request, state, RunCodeRequest, spec.name)
-    candidate, suite = sandboxfusion.program(body, state.config.run_code)
+    candidate, _ = sandboxfusion.program(body, state.config.run_code)  # refused here if it cannot run
+    limits = sandboxfusion.limits_of(body, state.config.run_code)
     state.running_engine()
     client = admit_one(state, spec)
-    evidence = await run_check(state, spec, client, candidate, suite, "programs")
-    status, reply = sandboxfusion.response(evidence, body.code)
+
+    # Requests for the same program waiting at once share one sandbox job (`coalesce`).
+    def kept(who: TokenSpec, count: ClientState, evidence: Evidence) -> None:
+        record(state, who, count, "programs", evidence)
+
+    evidence, index = await state.coalescer.run(spec, client, candidate, body.stdin or "", limits, kept)
+    status, reply = sandboxfusion.case_response(evidence, index, body.code)
     headers = {"Retry-After": str(state.config.retry_after_s)} if status != 200 else {}
     return Answer(reply.model_dump_json(), budget=state.answers, owner=spec.name, status_code=status, headers=headers)
 

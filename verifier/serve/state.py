@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from verifier.serve.body import Refusal
+from verifier.serve.coalesce import Coalescer
 from verifier.serve.config import ServeConfig
 from verifier.serve.engine import Engine
 from verifier.serve.metrics import Metrics
@@ -28,6 +29,7 @@ class ServerState:
     store: EvidenceStore = field(init=False)
     answers: AnswerBudget = field(init=False)
     bodies: HeldBytes = field(init=False)
+    coalescer: Coalescer = field(init=False)
     metrics: Metrics = field(init=False)
     engine: Engine | None = None
     stopping: bool = False
@@ -41,6 +43,7 @@ class ServerState:
             output_chars=config.evidence_output_chars,
         )
         self.answers = AnswerBudget(max_bytes=config.answer_bytes, max_bytes_per_owner=config.answer_bytes_per_token)
+        self.coalescer = Coalescer(config.run_code, self.running_engine)
         self.bodies = HeldBytes(max_bytes=config.http.body_held, max_bytes_per_owner=config.http.body_held_per_token)
         self.metrics = Metrics(
             waiting=lambda: self.engine.admission.waiting + self.engine.queued if self.engine else 0,
