@@ -434,7 +434,7 @@ class _GatedEngine:
 
     def __init__(self) -> None:
         self.gate = asyncio.Event()
-        self.saturated = True
+        self.free_workers = 0
         self.jobs: list[list[str]] = []
 
     async def check(self, candidate: object, suite: object, purpose: str, on_done: Any = lambda: None) -> Evidence:

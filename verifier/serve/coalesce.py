@@ -8,7 +8,8 @@ runs a sample's cases in one job. Here, requests **of one principal** for **the 
 the same time become one program suite of as many cases, run as one job. Nothing is waited for
 to make a group: a request that finds no group waiting starts one, and the group is closed when
 its job leaves the server's queue (`Engine.check` builds the suite then). Requests join a group
-only while the server is saturated (every worker busy: a job of their own would wait too);
+only while the server is saturated (every worker busy or about to be, by groups made and not
+yet handed to the engine: a job of their own would wait too);
 with a worker free, each runs at once, on its own, beside the others.
 
 What each request gets is what it would get alone:
@@ -93,6 +94,8 @@ class _Group:
     members: list[_Member] = field(default_factory=list)
     input_bytes: int = 0
     sealed: bool = False
+    #: Its job was handed to the engine (it holds a worker, or waits for one, in `free_workers`).
+    submitted: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
     task: asyncio.Task[None] | None = None
 
@@ -153,10 +156,12 @@ class Coalescer:
         key: Key = (spec.name, candidate.sha256, limits.run_timeout_s, limits.memory_mb)
         member = _Member(stdin, client, asyncio.get_running_loop().create_future())
         try:
-            saturated = self.running_engine().saturated
+            free = self.running_engine().free_workers
         except Refusal:
             client.done()
             raise
+        # Groups made and not yet handed to the engine are jobs about to take a worker too.
+        saturated = free - sum(not g.submitted for g in self._open.values()) <= 0
         group = self._open.get(key)
         # Joined only while the server is saturated (a job of its own would wait anyway): with a
         # worker free, a request runs at once, beside the others.
@@ -197,6 +202,7 @@ class Coalescer:
 
         try:
             engine = self.running_engine()
+            group.submitted = True  # the engine counts it from this step on (no await between)
             evidence = await engine.check(candidate, build, "programs")
         except (Exception, asyncio.CancelledError) as exc:
             self._forget(group)

@@ -54,10 +54,10 @@ class Dispatch(Generic[T]):
         self.queued = 0
 
     @property
-    def full(self) -> bool:
-        """Whether a job run now would wait (every worker busy, or jobs waiting already)."""
+    def free(self) -> int:
+        """Workers a job run now would find free (0 or less: it would wait)."""
         with self._lock:
-            return self._running >= self.width or bool(self._waiting)
+            return self.width - self._running - len(self._waiting)
 
     async def run(self, work: Callable[[], T], deadline: float, ended: Callable[[], None]) -> T | None:
         """`work()`'s result (its exception raised here), or None when it did not start before

@@ -198,10 +198,10 @@ class Engine:
         return evidence if evidence is not None else self.refused(candidate, purpose, waited=True)
 
     @property
-    def saturated(self) -> bool:
-        """Whether a check accepted now would wait in the server for a worker (`coalesce` joins
-        requests into one job only then: with a worker free, each runs at once on its own)."""
-        return self._dispatch.full
+    def free_workers(self) -> int:
+        """Workers a check accepted now would find free (0 or less: it would wait in the server;
+        `coalesce` joins requests into one job only then)."""
+        return self._dispatch.free
 
     @property
     def queued(self) -> int:
