@@ -222,7 +222,7 @@ class Answer(Response):
         self.owner = owner
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        body = self.body
+        body = memoryview(self.body)  # pieces of it, not copies (uvicorn writes any bytes-like)
         size = len(body)
         self.budget.take(self.owner, size)
         try:
