@@ -148,3 +148,58 @@ def test_a_client_that_goes_away_leaves_the_others_answered(served: Served) -> N
     for thread in sleepers:
         thread.join(600)
     assert answer["run_result"]["stdout"] == "24 False\n", answer
+
+
+#: Looks everywhere a case might find another's input: the suite's folder, every process's
+#: command line, environment and open files, the writable places; prints every secret it finds.
+SNOOP = r"""
+import glob, os, re, stat, sys
+mine = sys.stdin.read().strip()
+found = set()
+def scan(data):
+    for secret in re.findall(rb"secret-[0-9a-f]{16}", data):
+        found.add(secret.decode())
+def read(path, proc=False):
+    try:
+        if not proc and not stat.S_ISREG(os.stat(path).st_mode):
+            return  # a pipe or a device would block
+        with open(path, "rb") as fh:
+            scan(fh.read(1 << 20))
+    except OSError:
+        pass
+for root in ("/run", "/tmp", "/dev/shm", "/var/tmp", os.getcwd(), os.path.expanduser("~")):
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            read(os.path.join(dirpath, name))
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        for part in ("cmdline", "environ"):
+            read(f"/proc/{pid}/{part}", proc=True)
+        for fd in glob.glob(f"/proc/{pid}/fd/*"):
+            read(fd)
+print(mine, sorted(found - {mine}))
+"""
+
+
+def test_a_case_finds_no_other_members_input(served: Served) -> None:
+    secrets = [f"secret-{n:016x}" for n in range(6)]
+    answers: dict[int, dict[str, Any]] = {}
+    sleepers = [
+        threading.Thread(target=lambda: post(served, "import time\ntime.sleep(6)\n", "", run_timeout=10))
+        for _ in range(SLOTS)
+    ]
+    for thread in sleepers:
+        thread.start()
+    time.sleep(1.0)
+
+    def one(n: int) -> None:
+        answers[n] = post(served, SNOOP, secrets[n], run_timeout=10)
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(len(secrets))]
+    for thread in threads:
+        thread.start()
+    for thread in threads + sleepers:
+        thread.join(600)
+    assert max(cases_of(served, answers[n]["evidence_id"]) for n in answers) > 1, "no job was shared"
+    for n, secret in enumerate(secrets):
+        assert answers[n]["run_result"]["stdout"] == f"{secret} []\n", answers[n]
