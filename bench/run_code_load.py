@@ -10,7 +10,8 @@ retry rule (three tries, 1 s and 2 s apart). The same cases go through `verifier
 library, `bio.evaluate`, warm pool, cases of one sample in one sandbox job) in the same run,
 before the waves and after them.
 
-Reported per concurrency: cases per second (and the ratio to bench io's, the mean of the runs
+Reported per concurrency (each with the machine's 1-minute load average at its start and end: the
+machine may be shared): cases per second (and the ratio to bench io's, the mean of the runs
 before and after), p50/p99 latency of a request, how many requests each verdict got (verl's
 words: True, False, -1 sandbox error, -2 runtime error, -3 timeout, -4 compile error), requests
 lost (no answer), and agreement with bench io's case verdicts.
@@ -187,6 +188,7 @@ async def _wave(url: str, cases: list[dict[str, Any]], concurrency: int) -> dict
 
 
 def bench_io(samples: list[bio.Sample], problems: dict[str, bio.Problem], workers: int) -> dict[str, Any]:
+    load = os.getloadavg()[0]
     run = bio.evaluate(samples, problems, workers=workers, progress=False)
     cases = sum(len(problems[s.problem_id].spec.tests) for s in samples)
     per_case = {
@@ -197,6 +199,7 @@ def bench_io(samples: list[bio.Sample], problems: dict[str, bio.Problem], worker
         "wall_s": run.summary["wall_s"],
         "cases_per_s": round(cases / run.summary["wall_s"], 2),
         "passed": run.summary["passed"],
+        "load_1min": [round(load, 2), round(os.getloadavg()[0], 2)],
         "_per_case": per_case,
     }
 
@@ -228,7 +231,9 @@ def main() -> int:
         proc, url, token = start_server(Path(tmp), args.workers)
         try:
             for concurrency in (int(c) for c in args.concurrency.split(",")):
+                load = os.getloadavg()[0]
                 wave = asyncio.run(_wave(f"{url}/t/{token}/run_code", cases, concurrency))
+                wave["load_1min"] = [round(load, 2), round(os.getloadavg()[0], 2)]  # at its start, at its end
                 out["waves"].append(wave)
                 print(json.dumps({k: v for k, v in wave.items() if not k.startswith("_")}), flush=True)
         finally:

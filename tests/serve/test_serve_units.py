@@ -4,29 +4,33 @@ bounds, the SandboxFusion mapping, the evidence store, the client's retry rule."
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from pydantic import ValidationError
 
 from tests.conftest import SUITE
 from verifier.client import _wait
 from verifier.errors import HostOverloaded
 from verifier.evidence import CaseOutcome, Counts, Evidence, Status
+from verifier.inputs import Candidate
 from verifier.limits import Limits
 from verifier.sandbox.admission import Admission
 from verifier.serve import sandboxfusion
 from verifier.serve.api import RunCodeRequest
 from verifier.serve.body import Refusal, declared_length, read_body
-from verifier.serve.config import ConfigError, RunCodeConfig, load_config, load_suites
+from verifier.serve.config import ConfigError, HttpConfig, RunCodeConfig, load_config, load_suites
 from verifier.serve.middleware import redacted
 from verifier.serve.quota import Bucket, ClientState, seconds_to_utc_midnight
-from verifier.serve.store import EvidenceStore
+from verifier.serve.store import EvidenceStore, HeldBytes
 from verifier.serve.tokens import TokenError, TokenSource, TokenSpec, parse_tokens, token_hash
 from verifier.verify import Verifier
 
@@ -338,3 +342,162 @@ def test_the_command_fails_in_one_line_naming_the_option(tmp_path: Path) -> None
     assert wrong.exit_code == 2 and "port" in wrong.output and "Traceback" not in wrong.output
     helped = CliRunner().invoke(app, ["serve", "--help"])
     assert helped.exit_code == 0 and "127.0.0.1" in helped.output
+
+
+# -- bytes held by requests in progress --------------------------------------------------------
+def test_held_bytes_are_bounded_per_owner_then_in_all_and_given_back() -> None:
+    held = HeldBytes(max_bytes=250, max_bytes_per_owner=100)
+    a, b = held.lease("a"), held.lease("a")
+    assert a.grow(60) is None and b.grow(40) is None
+    assert b.grow(1) == "owner" and held.owner_bytes("a") == 100  # nothing counted when refused
+    others = [held.lease(name) for name in ("b", "c")]
+    assert all(lease.grow(70) is None for lease in others)
+    assert held.lease("d").grow(11) == "all" and held.bytes == 240
+    a.release()
+    a.release()  # once only
+    assert held.owner_bytes("a") == 40 and held.bytes == 180
+    b.release()
+    assert held.owner_bytes("a") == 0 and held.lease("d").grow(70) is None
+
+
+async def chunks(parts: list[bytes], pause: float) -> AsyncIterator[bytes]:
+    for part in parts:
+        await asyncio.sleep(pause)
+        yield part
+
+
+def test_read_body_tells_each_piece_before_keeping_it() -> None:
+    told: list[int] = []
+
+    def hold(size: int) -> None:
+        told.append(size)
+        if sum(told) > 3:
+            raise Refusal(429, "concurrency", "over")
+
+    assert asyncio.run(read_body(chunks([b"ab", b"c"], 0), max_bytes=10, timeout_s=5, hold=hold)) == b"abc"
+    told.clear()
+    with pytest.raises(Refusal) as refused:
+        asyncio.run(read_body(chunks([b"ab", b"cd"], 0), max_bytes=10, timeout_s=5, hold=hold))
+    assert refused.value.status == 429 and told == [2, 2]
+
+
+def test_the_bodies_held_default_to_bodies_and_are_checked() -> None:
+    http = HttpConfig(max_body_bytes=2000)
+    assert (http.body_held_per_token, http.body_held) == (8000, 32000)
+    assert HttpConfig(max_body_bytes=1024, max_body_bytes_held_per_token=20000).body_held == 20000
+    with pytest.raises(ValidationError, match="at least max_body_bytes"):
+        HttpConfig(max_body_bytes=4096, max_body_bytes_held_per_token=2048)
+    with pytest.raises(ValidationError, match="at least max_body_bytes_held_per_token"):
+        HttpConfig(max_body_bytes=1024, max_body_bytes_held_per_token=4096, max_body_bytes_held=2048)
+    assert Refusal(429, "concurrency", "x", close=True).close and Refusal(413, "too_large", "x").close
+    assert not Refusal(429, "concurrency", "x").close
+
+
+# -- /run_code's files: the candidate folders' path rule, not a second one -----------------------
+@pytest.mark.parametrize(
+    "path",
+    [
+        "data.txt",
+        "d/e/f.txt",
+        "./solution.py",
+        "a/../solution.py",
+        "/etc/passwd",
+        "a//b",
+        "x/",
+        "",
+        "a\\b",
+        "a\x00b",
+        "__pycache__/m.cpython-311.pyc",
+        "SOLUTION.PY",
+        "solution.py/x",
+        "n" * 300,
+        "\u202egnp.py",
+    ],
+)
+def test_run_code_files_follow_the_candidate_folders_rule(path: str) -> None:
+    from verifier.runner.trees import tree_problem
+
+    request = RunCodeRequest(code="print(1)", language="python", files={path: "eA=="})
+    problem = tree_problem([sandboxfusion.PROGRAM_FILE, path])
+    if problem is None:
+        assert sandboxfusion.program(request, RunCodeConfig())[0].files is not None
+    else:
+        with pytest.raises(Refusal) as refused:
+            sandboxfusion.program(request, RunCodeConfig())
+        assert refused.value.status == 400 and problem[0] in refused.value.reason
+
+
+# -- /run_code requests sharing a job: the bookkeeping (the real runs: test_serve_coalesce) --------
+class _GatedEngine:
+    """Stands in for the server's engine (our own logic is tested): every check waits for the
+    gate, then answers one case per stdin, `skip` cases as not run."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.free_workers = 0
+        self.jobs: list[list[str]] = []
+
+    async def check(self, candidate: object, suite: object, purpose: str, on_done: Any = lambda: None) -> Evidence:
+        try:
+            await self.gate.wait()
+            built = suite if not callable(suite) else suite()
+            stdins = [json.loads(line)["input"] for line in built.files["cases.jsonl"].splitlines()]
+            self.jobs.append(stdins)
+            cases = [
+                CaseOutcome(
+                    name=f"run-{n}",
+                    status=Status.PASSED if stdin != "skip" else Status.TIMEOUT,
+                    message="m",
+                    ran=stdin != "skip",
+                    exit_code=0,
+                    stdout_untrusted=stdin,
+                )
+                for n, stdin in enumerate(stdins)
+            ]
+            passed = all(c.ran for c in cases)
+            base = program_evidence(cases[0], Status.PASSED if passed else Status.TIMEOUT).model_dump()
+            counts = Counts(expected=len(cases), passed=sum(c.ran for c in cases), failed=sum(not c.ran for c in cases))
+            fields = {"cases": [c.model_dump() for c in cases], "counts": counts}
+            return Evidence.model_validate({**base, **fields})
+        finally:
+            on_done()
+
+
+def test_requests_for_one_program_share_a_job_and_give_their_counts_back(tmp_path: Path) -> None:
+    from verifier.serve.coalesce import Coalescer
+    from verifier.serve.config import ServeConfig
+    from verifier.serve.state import ServerState
+
+    config = ServeConfig(tokens=tmp_path / "tokens.toml")
+    state = ServerState(config=config, suites={}, tokens=None, make_engine=lambda: None)  # type: ignore[arg-type]
+    engine = _GatedEngine()
+    state.engine = engine  # type: ignore[assignment]
+    coalescer: Coalescer = state.coalescer
+    rules = spec(concurrency=10, run_code=True)
+    client = state.clients.state(rules)
+    candidate = Candidate.from_text("print(input())\n", label="c")
+    limits = sandboxfusion.ProgramLimits(5.0, 256)
+
+    async def scenario() -> tuple[list[tuple[Evidence, int]], list[str]]:
+        async def one(stdin: str) -> tuple[Evidence, int]:
+            assert client.try_start(rules)
+            return await coalescer.run(rules, client, candidate, stdin, limits, lambda *_: None)
+
+        tasks = [asyncio.create_task(one(s)) for s in ("a", "b", "skip", "c", "gone")]
+        for _ in range(20):
+            await asyncio.sleep(0)
+        tasks[4].cancel()  # its client goes away before the job starts: it leaves the group
+        for _ in range(20):
+            await asyncio.sleep(0)
+        engine.gate.set()
+        done = await asyncio.gather(*tasks[:4])
+        gone = await asyncio.gather(tasks[4], return_exceptions=True)
+        assert isinstance(gone[0], asyncio.CancelledError)
+        return done, [e.cases[i].stdout_untrusted or "" for e, i in done]
+
+    done, outputs = asyncio.run(scenario())
+    assert outputs == ["a", "b", "skip", "c"]
+    assert engine.jobs[0] == ["a", "b", "skip", "c"]  # one job for the four that stayed
+    assert engine.jobs[1:] == [["skip"]]  # the case it did not run, run again alone
+    assert done[0][0].evidence_id == done[1][0].evidence_id and done[2][1] == 0
+    assert client.running == 0 and not coalescer._open  # every count given back, no group left

@@ -21,7 +21,7 @@ from pydantic.json_schema import models_json_schema
 from verifier._distribution import __version__
 from verifier.serve.api import BatchRequest, CheckRequest, ErrorBody, RunCodeRequest
 from verifier.serve.body import Refusal
-from verifier.serve.middleware import AccessLog, HotRoutes
+from verifier.serve.middleware import AccessLog, HotRoutes, ReleaseHeld
 from verifier.serve.routes import add_routes, hot_route
 from verifier.serve.state import ServerState
 from verifier.serve.tokens import TokenError
@@ -37,7 +37,7 @@ def refusal_response(state: ServerState, exc: Refusal) -> JSONResponse:
         headers["Retry-After"] = str(exc.retry_after)
     if exc.status == 401:
         headers["WWW-Authenticate"] = "Bearer"
-    if exc.status in (408, 413):
+    if exc.close:
         headers["Connection"] = "close"  # the rest of the body is not read
     body = ErrorBody(error=exc.error, reason=exc.reason).model_dump()
     return JSONResponse(body, status_code=exc.status, headers=headers)
@@ -97,8 +97,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 def create_app(state: ServerState) -> AccessLog:
-    """The server's ASGI app: the access log around the short way of one-check requests
-    (`HotRoutes`) around FastAPI (every route, the OpenAPI document, the lifespan)."""
+    """The server's ASGI app: the access log around the release of what a request held
+    (`ReleaseHeld`) around the short way of one-check requests (`HotRoutes`) around FastAPI
+    (every route, the OpenAPI document, the lifespan)."""
     app = FastAPI(
         docs_url=None,  # no HTML pages that load scripts from elsewhere; /openapi.json is the document
         redoc_url=None,
@@ -120,4 +121,4 @@ def create_app(state: ServerState) -> AccessLog:
         route=lambda method, path: hot_route(state, method, path),
         refused=lambda exc: refusal_response(state, exc),
     )
-    return AccessLog(hot)
+    return AccessLog(ReleaseHeld(hot))

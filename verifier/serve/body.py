@@ -3,13 +3,15 @@
 A request holds no sandbox, thread or slot until its body is complete and checked: a client
 that sends too much is refused as soon as it says so (Content-Length) or sends it (413), and
 one that sends slowly (one byte a second) is cut off at the deadline (408), whatever it sends.
+The bytes a body holds are also counted against its principal's share of the server as they
+arrive (`hold`: `checks.parsed`), so many bodies at once are bounded as one is.
 Headers have their own bounds in `verifier.serve.server` (size, time to complete them).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from verifier.errors import VerifierError
 from verifier.serve.api import ErrorCode
@@ -18,12 +20,16 @@ from verifier.serve.api import ErrorCode
 class Refusal(VerifierError):
     """A request refused before any check: its HTTP status, error code and reason (trusted)."""
 
-    def __init__(self, status: int, error: ErrorCode, reason: str, *, retry_after: int | None = None) -> None:
+    def __init__(
+        self, status: int, error: ErrorCode, reason: str, *, retry_after: int | None = None, close: bool = False
+    ) -> None:
         super().__init__(reason)
         self.status = status
         self.error: ErrorCode = error
         self.reason = reason
         self.retry_after = retry_after
+        #: The connection is closed after the answer (the rest of a body is not read).
+        self.close = close or status in (408, 413)
 
 
 def declared_length(value: str | None, max_bytes: int) -> None:
@@ -38,9 +44,12 @@ def declared_length(value: str | None, max_bytes: int) -> None:
         raise Refusal(413, "too_large", f"the body is {length} bytes, over this server's {max_bytes}-byte limit")
 
 
-async def read_body(chunks: AsyncIterator[bytes], *, max_bytes: int, timeout_s: float) -> bytes:
+async def read_body(
+    chunks: AsyncIterator[bytes], *, max_bytes: int, timeout_s: float, hold: Callable[[int], None] | None = None
+) -> bytes:
     """The whole body from `chunks` (an ASGI request's stream), or Refusal: 413 past `max_bytes`,
-    408 when it is not complete within `timeout_s` of the headers."""
+    408 when it is not complete within `timeout_s` of the headers, or what `hold` raises (it is
+    told each piece's size before the piece is kept)."""
     parts: list[bytes] = []
     size = 0
 
@@ -50,6 +59,8 @@ async def read_body(chunks: AsyncIterator[bytes], *, max_bytes: int, timeout_s: 
             size += len(chunk)
             if size > max_bytes:
                 raise Refusal(413, "too_large", f"the body is over this server's {max_bytes}-byte limit")
+            if hold is not None:
+                hold(len(chunk))
             parts.append(chunk)
 
     try:

@@ -1,6 +1,8 @@
 """One check's way through the server, shared by the routes: who asks (`principal`), whether
-its token may (`admit_one`, `resolve_suite`), the bounded body (`parsed`), the run and its
-record (`run_check`, `record`), and a batch's items streamed as they finish (`stream_batch`)."""
+its token may (`admit_one`, `resolve_suite`), the bounded body (`parsed`, held against its
+principal's share of bodies until the request is answered), the run and its record
+(`run_check`, `record`), its answer (`Answer`: counted while it is sent) and a batch's items
+streamed as they finish (`stream_batch`)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import math
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from fastapi import Request
 from fastapi.responses import Response, StreamingResponse
@@ -26,11 +28,18 @@ from verifier.serve.body import Refusal, declared_length, read_body
 from verifier.serve.engine import Engine, Purpose, overload_reason
 from verifier.serve.quota import ClientState, seconds_to_utc_midnight
 from verifier.serve.state import ServerState
+from verifier.serve.store import AnswerBudget, Lease
 from verifier.serve.tokens import TokenSpec
 from verifier.suite import Suite, suite_from_files
 from verifier.verify import Verifier
 
 Model = TypeVar("Model", bound=BaseModel)
+#: The ASGI scope's key for what a request holds (`Lease`s), given back by the middleware
+#: (`middleware.ReleaseHeld`) once the request is answered, also a streamed answer.
+HELD = "verifier.held"
+#: An answer is sent in pieces of this size: each waits while the client's buffers are full, so
+#: what the client has not taken stays counted (`Answer`) until it is taken or cut off.
+ANSWER_PIECE = 64 * 1024
 
 
 # -- who is asking ------------------------------------------------------------------------------
@@ -51,8 +60,33 @@ def principal(state: ServerState, request: Request, token: str | None = None) ->
     return spec
 
 
+def answer_room(state: ServerState, spec: TokenSpec) -> None:
+    """Refusal unless the answers of `spec`'s principal (and of everyone) not yet taken by their
+    clients are under their bounds: 429 (the principal's clients do not read), 503 (the server's)."""
+    budget = state.answers
+    if budget.has_room(spec.name):
+        return
+    mine = budget.owner_bytes(spec.name)
+    if mine >= budget.max_bytes_per_owner:
+        raise Refusal(
+            429,
+            "concurrency",
+            f"this token's clients have not taken {mine} bytes of answers, its limit on this server "
+            f"({budget.max_bytes_per_owner}): read them, then send more",
+            retry_after=1,
+        )
+    raise Refusal(
+        503,
+        "overloaded",
+        f"the server holds {budget.bytes} bytes of answers its clients have not taken, its limit",
+        retry_after=state.config.retry_after_s,
+    )
+
+
 def admit_one(state: ServerState, spec: TokenSpec) -> ClientState:
-    """Count one check of `spec` now, or Refusal (429): over its concurrency, rate or quota."""
+    """Count one check of `spec` now, or Refusal (429): over its concurrency, rate or quota, or
+    its clients have not taken their answers (`answer_room`)."""
+    answer_room(state, spec)
     client = state.clients.state(spec)
     if client.running >= spec.concurrency:
         raise Refusal(429, "concurrency", f"this token may run {spec.concurrency} checks at once", retry_after=1)
@@ -72,11 +106,46 @@ def admit_one(state: ServerState, spec: TokenSpec) -> ClientState:
     return client
 
 
-async def parsed(request: Request, state: ServerState, model: type[Model]) -> Model:
+def _holding(request: Request, state: ServerState, owner: str) -> Lease:
+    """A lease on the server's bodies for this request of `owner`, given back once it is answered."""
+    lease = state.bodies.lease(owner)
+    request.scope.setdefault(HELD, []).append(lease)
+    return lease
+
+
+async def parsed(request: Request, state: ServerState, model: type[Model], owner: str) -> Model:
+    """The request's body as `model`: at most `max_body_bytes`, within `body_timeout_s`, and held
+    (from its first byte until the request is answered) within its principal's share of the
+    server's bodies and the server's (429 / 503 and closed past them: the client's, the host's)."""
     http = state.config.http
     declared_length(request.headers.get("content-length"), http.max_body_bytes)
+    lease = _holding(request, state, owner)
+
+    def hold(size: int) -> None:
+        over = lease.grow(size)
+        if over == "owner":
+            raise Refusal(
+                429,
+                "concurrency",
+                f"this token's requests in progress hold {state.bodies.owner_bytes(owner)} bytes of bodies, and "
+                f"{size} more would pass its limit on this server ({http.body_held_per_token}): send it again "
+                "once some are answered",
+                retry_after=1,
+                close=True,
+            )
+        if over == "all":
+            raise Refusal(
+                503,
+                "overloaded",
+                f"the server's requests in progress hold {state.bodies.bytes} bytes of bodies, its limit",
+                retry_after=state.config.retry_after_s,
+                close=True,
+            )
+
     try:
-        body = await read_body(request.stream(), max_bytes=http.max_body_bytes, timeout_s=http.body_timeout_s)
+        body = await read_body(
+            request.stream(), max_bytes=http.max_body_bytes, timeout_s=http.body_timeout_s, hold=hold
+        )
     except ClientDisconnect:  # nobody reads the answer; said for the log and the metrics
         raise Refusal(400, "invalid", "the client went away before its body was complete") from None
     try:
@@ -136,13 +205,46 @@ def make_candidate(value: str | dict[str, str], extract: ExtractOptions | None =
         raise Refusal(422, "invalid", str(exc)) from None
 
 
-def answer(state: ServerState, evidence: Evidence) -> Response:
+class Answer(Response):
+    """A JSON answer of `owner`'s, counted in the server's `AnswerBudget` while it is sent: in
+    pieces (`ANSWER_PIECE`), each sent once the client has taken the ones before (uvicorn waits
+    while the connection's buffer is over its mark), so an answer its client does not read
+    stays counted until it is read or cut off (`send_timeout_s`), and a principal whose clients
+    hold too much starts nothing more (`answer_room`)."""
+
+    media_type = "application/json"
+
+    def __init__(
+        self, content: str, *, budget: AnswerBudget, owner: str, status_code: int = 200, headers: Any = None
+    ) -> None:
+        super().__init__(content, status_code=status_code, headers=headers)
+        self.budget = budget
+        self.owner = owner
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        body = memoryview(self.body)  # pieces of it, not copies (uvicorn writes any bytes-like)
+        size = len(body)
+        self.budget.take(self.owner, size)
+        try:
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+            start = 0
+            while True:
+                piece = body[start : start + ANSWER_PIECE]
+                start += ANSWER_PIECE
+                await send({"type": "http.response.body", "body": piece, "more_body": start < size})
+                if start >= size:
+                    break
+        finally:
+            self.budget.give(self.owner, size)
+
+
+def answer(state: ServerState, owner: str, evidence: Evidence) -> Response:
     headers = {}
     status = 200
     if evidence.status is Status.OVERLOADED:
         status = 503
         headers["Retry-After"] = str(state.config.retry_after_s)
-    return Response(evidence.model_dump_json(), status_code=status, media_type="application/json", headers=headers)
+    return Answer(evidence.model_dump_json(), budget=state.answers, owner=owner, status_code=status, headers=headers)
 
 
 def never_started(evidence: Evidence) -> bool:

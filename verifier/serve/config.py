@@ -45,6 +45,19 @@ class HttpConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_body_bytes: int = Field(16 * MiB, ge=1024, description="Largest request body (413 beyond).")
+    max_body_bytes_held_per_token: int | None = Field(
+        None,
+        ge=1024,
+        description="Bytes of request bodies one token's principal holds at once, over all its requests in "
+        "progress (each body is held from its first byte until its request is answered): past it, 429 and "
+        "closed. At least max_body_bytes (default: 4 times it).",
+    )
+    max_body_bytes_held: int | None = Field(
+        None,
+        ge=1024,
+        description="The same, of every principal together: past it, 503 and closed. At least "
+        "max_body_bytes_held_per_token (default: 16 times max_body_bytes).",
+    )
     max_header_bytes: int = Field(
         16 * 1024, ge=1024, description="Largest request line + headers: 431 beyond (counted as they arrive)."
     )
@@ -72,6 +85,18 @@ class HttpConfig(BaseModel):
         return self.send_timeout_s if self.send_timeout_s is not None else self.body_timeout_s
 
     @property
+    def body_held_per_token(self) -> int:
+        if self.max_body_bytes_held_per_token is not None:
+            return self.max_body_bytes_held_per_token
+        return 4 * self.max_body_bytes
+
+    @property
+    def body_held(self) -> int:
+        if self.max_body_bytes_held is not None:
+            return self.max_body_bytes_held
+        return max(16 * self.max_body_bytes, self.body_held_per_token)
+
+    @property
     def unauthenticated_budget(self) -> int:
         if self.unauthenticated_per_peer is not None:
             return self.unauthenticated_per_peer
@@ -84,6 +109,10 @@ class HttpConfig(BaseModel):
                 "unauthenticated_per_peer must be smaller than max_connections (one address without a token "
                 "must never hold the whole server)"
             )
+        if self.body_held_per_token < self.max_body_bytes:
+            raise ValueError("max_body_bytes_held_per_token must be at least max_body_bytes (one body must fit)")
+        if self.body_held < self.body_held_per_token:
+            raise ValueError("max_body_bytes_held must be at least max_body_bytes_held_per_token")
         return self
 
 
@@ -146,10 +175,15 @@ class ServeConfig(BaseModel):
         "with the whole text's length and SHA-256.",
     )
     answer_bytes: int = Field(
-        256 * MiB, ge=64 * 1024, description="Bytes of batch lines made and not yet read by their clients, in all."
+        256 * MiB,
+        ge=64 * 1024,
+        description="Bytes of answers made and not yet taken by their clients (batch lines, answers being sent), "
+        "in all: past it, checks are answered 503.",
     )
     answer_bytes_per_token: int = Field(
-        32 * MiB, ge=64 * 1024, description="The same, of one token's principal: past it, its batches wait."
+        32 * MiB,
+        ge=64 * 1024,
+        description="The same, of one token's principal: past it, its batches wait and its checks are answered 429.",
     )
     shutdown_s: float = Field(30.0, ge=0, description="On SIGTERM: how long in-flight requests may take to finish.")
     token_reload_s: float = Field(1.0, gt=0, description="How often the token file is checked for changes.")

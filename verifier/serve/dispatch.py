@@ -53,6 +53,12 @@ class Dispatch(Generic[T]):
         #: Jobs waiting for a worker now (a gauge).
         self.queued = 0
 
+    @property
+    def free(self) -> int:
+        """Workers a job run now would find free (0 or less: it would wait)."""
+        with self._lock:
+            return self.width - self._running - len(self._waiting)
+
     async def run(self, work: Callable[[], T], deadline: float, ended: Callable[[], None]) -> T | None:
         """`work()`'s result (its exception raised here), or None when it did not start before
         `deadline` (time.monotonic) or the dispatch was closed first. `ended` is called on the

@@ -167,14 +167,20 @@ class Engine:
 
     # -- checks ------------------------------------------------------------------------------
     async def check(
-        self, candidate: Candidate, suite: Suite, purpose: Purpose, on_done: Callable[[], None] = lambda: None
+        self,
+        candidate: Candidate,
+        suite: Suite | Callable[[], Suite],
+        purpose: Purpose,
+        on_done: Callable[[], None] = lambda: None,
     ) -> Evidence:
         """The evidence of one check, made on a worker thread. Overloaded evidence (no check run)
         when `max_in_flight` checks are accepted already, when it gets no slot within
         `queue_wait_s`, or when the server is stopping. A caller that is cancelled (its client
         went away) cancels the check if it has not started; one that has goes on to its end.
         `on_done` is called once, on the event loop, when the check has ended (or was never
-        started): what it holds (a principal's count) is held until then."""
+        started): what it holds (a principal's count) is held until then. `suite` may be a
+        function that makes it: called on the worker thread when the check leaves the queue
+        (`coalesce` closes a group of requests then)."""
         with self._in_flight_lock:
             full = self.closing or self.in_flight >= self.config.max_in_flight
             if not full:
@@ -192,13 +198,23 @@ class Engine:
         return evidence if evidence is not None else self.refused(candidate, purpose, waited=True)
 
     @property
+    def free_workers(self) -> int:
+        """Workers a check accepted now would find free (0 or less: it would wait in the server;
+        `coalesce` joins requests into one job only then)."""
+        return self._dispatch.free
+
+    @property
     def queued(self) -> int:
         """Checks waiting in the server for room among those sent on to the machine's slots."""
         return self._dispatch.queued
 
-    def _run(self, purpose: Purpose, candidate: Candidate, suite: Suite, deadline: float) -> Evidence:
+    def _run(
+        self, purpose: Purpose, candidate: Candidate, suite: Suite | Callable[[], Suite], deadline: float
+    ) -> Evidence:
         # The verifier is made here, off the event loop: a Ray cluster's takes a while to start.
         verifier = self.verifier(purpose)
+        if not isinstance(suite, Suite):
+            suite = suite()
         with self.admission.until(deadline):
             return check_retrying(verifier, candidate, suite, retries=self.config.retries, retried=RERUN)
 

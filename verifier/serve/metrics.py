@@ -25,6 +25,7 @@ class Metrics:
         in_flight: Callable[[], float],
         kept_bytes: Callable[[], float] = lambda: 0,
         unread_bytes: Callable[[], float] = lambda: 0,
+        body_bytes: Callable[[], float] = lambda: 0,
     ):
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
@@ -42,9 +43,14 @@ class Metrics:
         ).set_function(kept_bytes)
         Gauge(
             "verifier_serve_unread_answer_bytes",
-            "Bytes of batch lines made and not yet read by their clients.",
+            "Bytes of answers made and not yet read by their clients (batch lines, answers being sent).",
             registry=r,
         ).set_function(unread_bytes)
+        Gauge(
+            "verifier_serve_held_body_bytes",
+            "Bytes of request bodies held by requests in progress (all tokens).",
+            registry=r,
+        ).set_function(body_bytes)
         self.checks = Counter(
             "verifier_serve_checks", "Checks answered, by route and evidence status.", ["route", "status"], registry=r
         )

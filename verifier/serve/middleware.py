@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from verifier.serve.body import Refusal
+from verifier.serve.checks import HELD
 from verifier.text import one_line, visible
 
 access_log = logging.getLogger("verifier.serve.access")
@@ -66,6 +67,21 @@ class AccessLog:
                 who,
                 time.monotonic() - started,
             )
+
+
+class ReleaseHeld:
+    """Gives back what a request held (`checks.HELD`: its body's lease) once it is answered, its
+    answer sent or streamed to its end, or it failed or was cancelled."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            for lease in scope.pop(HELD, ()):
+                lease.release()
 
 
 class HotRoutes:

@@ -25,17 +25,22 @@ from verifier.serve import sandboxfusion
 from verifier.serve.api import BatchRequest, CheckRequest, ErrorBody, Health, RunCodeRequest, RunCodeResponse, SuiteInfo
 from verifier.serve.body import Refusal
 from verifier.serve.checks import (
+    Answer,
     admit_one,
     answer,
+    answer_room,
     make_candidate,
     parsed,
     principal,
+    record,
     resolve_suite,
     run_check,
     stream_batch,
 )
 from verifier.serve.metrics import CONTENT_TYPE_LATEST
+from verifier.serve.quota import ClientState
 from verifier.serve.state import ServerState
+from verifier.serve.tokens import TokenSpec
 
 
 # -- the routes ---------------------------------------------------------------------------------
@@ -102,17 +107,18 @@ def add_check_routes(app: FastAPI, state: ServerState) -> None:
         """Many checks; their evidence streamed back as NDJSON lines `{"id", "evidence"}` in the order
         they finish. A client that goes away cancels every item not started yet."""
         spec = principal(state, request)
-        body = await parsed(request, state, BatchRequest)
+        body = await parsed(request, state, BatchRequest, spec.name)
         return await stream_batch(state, spec, body)
 
     @app.get("/v1/evidence/{evidence_id}", responses={200: {"model": Evidence}, **ERRORS}, tags=["checks"])
     async def evidence(request: Request, evidence_id: str) -> Response:
         """Evidence this token made (kept in memory, the most recent `evidence_kept`)."""
         spec = principal(state, request)
+        answer_room(state, spec)
         found = state.store.get(spec.name, evidence_id)
         if found is None:
             raise Refusal(404, "not_found", "no evidence of this token has that id")
-        return Response(found.model_dump_json(), media_type="application/json")
+        return Answer(found.model_dump_json(), budget=state.answers, owner=spec.name)
 
 
 def add_run_code(app: FastAPI, state: ServerState) -> None:
@@ -138,7 +144,7 @@ def add_run_code(app: FastAPI, state: ServerState) -> None:
 async def check_one(state: ServerState, request: Request) -> Response:
     """POST /v1/check."""
     spec = principal(state, request)
-    body = await parsed(request, state, CheckRequest)
+    body = await parsed(request, state, CheckRequest, spec.name)
     suite, purpose = resolve_suite(state, spec, body.suite)
     candidate = (
         await asyncio.to_thread(make_candidate, body.candidate, body.extract)
@@ -147,7 +153,7 @@ async def check_one(state: ServerState, request: Request) -> Response:
     )
     state.running_engine()
     client = admit_one(state, spec)
-    return answer(state, await run_check(state, spec, client, candidate, suite, purpose))
+    return answer(state, spec.name, await run_check(state, spec, client, candidate, suite, purpose))
 
 
 async def run_program(state: ServerState, request: Request, token: str | None) -> Response:
@@ -157,14 +163,20 @@ async def run_program(state: ServerState, request: Request, token: str | None) -
         raise Refusal(404, "not_found", "/run_code is not enabled on this server")
     if not spec.run_code:
         raise Refusal(403, "forbidden", "this token may not use /run_code")
-    body = await parsed(request, state, RunCodeRequest)
-    candidate, suite = sandboxfusion.program(body, state.config.run_code)
+    body = await parsed(request, state, RunCodeRequest, spec.name)
+    candidate, _ = sandboxfusion.program(body, state.config.run_code)  # refused here if it cannot run
+    limits = sandboxfusion.limits_of(body, state.config.run_code)
     state.running_engine()
     client = admit_one(state, spec)
-    evidence = await run_check(state, spec, client, candidate, suite, "programs")
-    status, reply = sandboxfusion.response(evidence, body.code)
+
+    # Requests for the same program waiting at once share one sandbox job (`coalesce`).
+    def kept(who: TokenSpec, count: ClientState, evidence: Evidence) -> None:
+        record(state, who, count, "programs", evidence)
+
+    evidence, index = await state.coalescer.run(spec, client, candidate, body.stdin or "", limits, kept)
+    status, reply = sandboxfusion.case_response(evidence, index, body.code)
     headers = {"Retry-After": str(state.config.retry_after_s)} if status != 200 else {}
-    return Response(reply.model_dump_json(), status_code=status, media_type="application/json", headers=headers)
+    return Answer(reply.model_dump_json(), budget=state.answers, owner=spec.name, status_code=status, headers=headers)
 
 
 def hot_route(state: ServerState, method: str, path: str) -> Callable[[Request], Awaitable[Response]] | None:

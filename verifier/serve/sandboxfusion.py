@@ -1,5 +1,6 @@
 """SandboxFusion's `/run_code` on the program path: a request becomes a program suite of one case
-(`kind = "program"`, `compare = "none"`: nothing compared, stdout and stderr come back), and the
+(`kind = "program"`, `compare = "none"`: nothing compared, stdout and stderr come back; requests
+for the same program waiting at once share a suite of as many cases, `coalesce`), and the
 evidence becomes SandboxFusion's answer, in the shape and words SandboxFusion's own Python runner
 gives (`sandbox/server/sandbox_api.py` and `sandbox/runners/base.py` of bytedance/SandboxFusion):
 Python has no compile step there, so `compile_result` is null, and `status` is Success only when
@@ -29,6 +30,7 @@ import binascii
 import json
 import signal
 import traceback
+from dataclasses import dataclass
 
 from verifier.errors import InvalidInput
 from verifier.evidence import CaseOutcome, Evidence, FailureKind, Status
@@ -55,6 +57,43 @@ def _refuse(reason: str) -> Refusal:
     return Refusal(400, "invalid", reason)
 
 
+@dataclass(frozen=True)
+class ProgramLimits:
+    """A request's limits as this server runs it."""
+
+    run_timeout_s: float
+    memory_mb: int
+
+
+def limits_of(request: RunCodeRequest, config: RunCodeConfig) -> ProgramLimits:
+    """The request's limits, or Refusal (400) naming the one this server cannot give."""
+    # Past the server's limit the program gets the limit: one that runs longer ends TimeLimitExceeded,
+    # as SandboxFusion's would at its own deadline (it takes any run_timeout).
+    run_timeout = min(request.run_timeout, config.max_run_timeout_s)
+    memory_mb = config.max_memory_mb if request.memory_limit_MB <= 0 else request.memory_limit_MB
+    if not 16 <= memory_mb <= config.max_memory_mb:
+        raise _refuse(f"memory_limit_MB {request.memory_limit_MB} is not within 16 and {config.max_memory_mb}")
+    return ProgramLimits(run_timeout, memory_mb)
+
+
+def program_suite(stdins: list[str], limits: ProgramLimits, config: RunCodeConfig) -> Suite:
+    """The program suite of one case per stdin (compare "none"). One case is named `run`; more
+    (`coalesce`: requests for the same program) are `run-0`, `run-1`, ..., with the job's time
+    limit the cases' added up and its output limit the cases' shares added up, so that each case
+    has the limits it has alone. Raises InvalidInput when the suite cannot be made."""
+    many = len(stdins) > 1
+    cases = [{"name": f"run-{n}" if many else "run", "input": stdin, "output": ""} for n, stdin in enumerate(stdins)]
+    timeout_s = min(3600.0, limits.run_timeout_s * len(stdins) + RUN_SLACK_S)
+    output = f"output_bytes = {config.output_bytes * len(stdins)}\n" if many else ""
+    manifest = (
+        'kind = "program"\nname = "run_code"\n\n[program]\ncases = "cases.jsonl"\ncompare = "none"\n'
+        f"time_limit_s = {limits.run_timeout_s!r}\nmemory_bytes = {limits.memory_mb * 1024**2}\n\n"
+        f"[limits]\ntimeout_s = {timeout_s!r}\n{output}"
+    )
+    lines = b"".join(json.dumps(case).encode() + b"\n" for case in cases)
+    return suite_from_files({"suite.toml": manifest.encode(), "cases.jsonl": lines}, "run_code")
+
+
 def program(request: RunCodeRequest, config: RunCodeConfig) -> tuple[Candidate, Suite]:
     """The candidate and one-case program suite of a request, or Refusal (400) naming the field
     this server does not support."""
@@ -63,21 +102,8 @@ def program(request: RunCodeRequest, config: RunCodeConfig) -> tuple[Candidate, 
     for name in ("fetch_files", "args"):
         if getattr(request, name):
             raise _refuse(f"{name} is not supported: send the program as one Python source in code")
-    # Past the server's limit the program gets the limit: one that runs longer ends TimeLimitExceeded,
-    # as SandboxFusion's would at its own deadline (it takes any run_timeout).
-    run_timeout = min(request.run_timeout, config.max_run_timeout_s)
-    memory_mb = config.max_memory_mb if request.memory_limit_MB <= 0 else request.memory_limit_MB
-    if not 16 <= memory_mb <= config.max_memory_mb:
-        raise _refuse(f"memory_limit_MB {request.memory_limit_MB} is not within 16 and {config.max_memory_mb}")
-    case = {"name": "run", "input": request.stdin or "", "output": ""}
-    manifest = (
-        'kind = "program"\nname = "run_code"\n\n[program]\ncases = "cases.jsonl"\ncompare = "none"\n'
-        f"time_limit_s = {run_timeout!r}\nmemory_bytes = {memory_mb * 1024**2}\n\n"
-        f"[limits]\ntimeout_s = {min(3600.0, run_timeout + RUN_SLACK_S)!r}\n"
-    )
-    files = {"suite.toml": manifest.encode(), "cases.jsonl": json.dumps(case).encode() + b"\n"}
     try:
-        suite = suite_from_files(files, "run_code")
+        suite = program_suite([request.stdin or ""], limits_of(request, config), config)
     except InvalidInput as exc:  # an input this server cannot take (e.g. a huge stdin)
         raise Refusal(422, "invalid", f"the request cannot be run: {exc}") from None
     return _candidate(request), suite
@@ -155,6 +181,30 @@ def syntax_stderr(code: str) -> str | None:
     except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
         return f"{exc.__class__.__name__}: {exc}\n"
     return None
+
+
+def case_response(evidence: Evidence, index: int, code: str = "") -> tuple[int, RunCodeResponse]:
+    """The answer of the request whose case is `index` of `evidence` (`coalesce`: a job of several
+    requests for the same program): a job-wide outcome (no case ran: overloaded, our failure, a
+    syntax error) is every request's, else the request's own case is answered as it would be
+    alone (the table above)."""
+    if len(evidence.cases) <= 1 or evidence.status in (Status.INFRA_ERROR, Status.INVALID_INPUT):
+        return response(evidence, code)
+    if any(f.kind is FailureKind.SYNTAX_ERROR for f in evidence.failures):
+        return response(evidence, code)
+    eid = evidence.evidence_id
+    case = evidence.cases[index]
+    if case.status is Status.OVERLOADED:
+        return OVERLOADED_STATUS, RunCodeResponse(status="SandboxError", message=case.message, evidence_id=eid)
+    if case.status is Status.PASSED and case.stdout_untrusted is None:  # never: the runner keeps it
+        return 200, RunCodeResponse(status="SandboxError", message="the program's output was not kept", evidence_id=eid)
+    passed = case.status is Status.PASSED
+    return 200, RunCodeResponse(
+        status="Success" if passed else "Failed",
+        message="" if passed else case.message,
+        run_result=_run_result(case),
+        evidence_id=eid,
+    )
 
 
 def response(evidence: Evidence, code: str = "") -> tuple[int, RunCodeResponse]:

@@ -1,6 +1,7 @@
 """What the server keeps in memory for its clients, bounded in bytes: the evidence each principal
-made (`EvidenceStore`, for `GET /v1/evidence/{evidence_id}`) and the answers waiting for a client
-to read them (`AnswerBudget`, for `/v1/batch`).
+made (`EvidenceStore`, for `GET /v1/evidence/{evidence_id}`), the answers waiting for a client
+to read them (`AnswerBudget`: a batch's lines, and every other answer while it is being sent) and
+the request bodies held by requests in progress (`HeldBytes`).
 
 An `evidence_id` is a digest of candidate, suite, image and limits, so two principals checking
 the same candidate get the same id: records are kept per (principal, id), and a principal finds
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections import OrderedDict
+from typing import Literal
 
 from verifier.evidence import Evidence
 
@@ -168,3 +170,64 @@ class AnswerBudget:
 
     def owner_bytes(self, owner: str) -> int:
         return self._owner_bytes.get(owner, 0)
+
+
+class HeldBytes:
+    """Bytes held by requests in progress (their bodies, from the first byte read until the request
+    is answered), at most `max_bytes` in all and `max_bytes_per_owner` of one principal. Never
+    waits: a request whose next bytes do not fit is refused by its caller (`take` says which
+    bound they would pass)."""
+
+    def __init__(self, *, max_bytes: int, max_bytes_per_owner: int) -> None:
+        self.max_bytes = max_bytes
+        self.max_bytes_per_owner = max_bytes_per_owner
+        #: Bytes held now (a gauge).
+        self.bytes = 0
+        self._owner_bytes: dict[str, int] = {}
+
+    def take(self, owner: str, size: int) -> Literal["owner", "all"] | None:
+        """Count `size` more bytes of `owner`; or, when they do not fit, count nothing and say which
+        bound they would pass ("owner" first: a principal over its own bound is its own fault)."""
+        mine = self._owner_bytes.get(owner, 0)
+        if mine + size > self.max_bytes_per_owner:
+            return "owner"
+        if self.bytes + size > self.max_bytes:
+            return "all"
+        self._owner_bytes[owner] = mine + size
+        self.bytes += size
+        return None
+
+    def give(self, owner: str, size: int) -> None:
+        self.bytes -= size
+        left = self._owner_bytes.get(owner, 0) - size
+        if left > 0:
+            self._owner_bytes[owner] = left
+        else:
+            self._owner_bytes.pop(owner, None)
+
+    def owner_bytes(self, owner: str) -> int:
+        return self._owner_bytes.get(owner, 0)
+
+    def lease(self, owner: str) -> Lease:
+        return Lease(self, owner)
+
+
+class Lease:
+    """What one request holds in a `HeldBytes`: grown as its body arrives, given back once
+    (`release`, also when it is called again)."""
+
+    def __init__(self, budget: HeldBytes, owner: str) -> None:
+        self.budget = budget
+        self.owner = owner
+        self.size = 0
+
+    def grow(self, size: int) -> Literal["owner", "all"] | None:
+        over = self.budget.take(self.owner, size)
+        if over is None:
+            self.size += size
+        return over
+
+    def release(self) -> None:
+        size, self.size = self.size, 0
+        if size:
+            self.budget.give(self.owner, size)
