@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from verifier.errors import InvalidInput
 from verifier.hashing import left_out, tree_sha256
-from verifier.limits import Limits, MiB
+from verifier.limits import DEFAULT_MEMORY_BYTES, Limits, MiB
 from verifier.runner.cases import CaseError, check_checker_source, load_cases
 from verifier.runner.languages import NAMES as LANGUAGE_NAMES
 from verifier.runner.languages import canonical as canonical_language
@@ -91,8 +91,11 @@ class ProgramManifest(BaseModel):
     compile_timeout_s: float = Field(
         10.0, gt=0, le=600, description="Compiled languages: charged time the compile step may take."
     )
-    compile_memory_bytes: int = Field(
-        256 * MiB, ge=16 * MiB, description="Compiled languages: peak resident memory of any compiler process."
+    compile_memory_bytes: int | None = Field(
+        None,
+        ge=16 * MiB,
+        description="Compiled languages: peak resident memory of any compiler process; unset: all the sandbox's "
+        "memory but the trusted side's reserve (the compile step is the only thing running).",
     )
 
     @model_validator(mode="after")
@@ -111,11 +114,13 @@ class ProgramManifest(BaseModel):
             raise ValueError(f"unknown language {value[:40]!r} (one of {', '.join(LANGUAGE_NAMES)})")
         return named
 
-    def config(self, language: str | None = None) -> ProgramConfig:
+    def config(self, language: str | None = None, sandbox_memory_bytes: int = DEFAULT_MEMORY_BYTES) -> ProgramConfig:
         """The runner's settings (verifier.runner.protocol.ProgramConfig) for a program in
-        `language` (the suite's own, else python when None)."""
+        `language` (the suite's own, else python when None) in a sandbox of `sandbox_memory_bytes`."""
         settings = self.model_dump()
         settings["language"] = language or self.language or "python"
+        if self.compile_memory_bytes is None:
+            settings["compile_memory_bytes"] = max(16 * MiB, sandbox_memory_bytes - PROGRAM_MEMORY_RESERVE)
         return ProgramConfig(**settings)
 
 
@@ -328,9 +333,10 @@ class Suite:
         the stronger one wins), validated as a whole."""
         limits = base.overridden(self.manifest.limits) if self.manifest.limits else base
         program = self.program
-        if program is not None and program.compile_memory_bytes > limits.memory_bytes - PROGRAM_MEMORY_RESERVE:
+        compile_memory = program.compile_memory_bytes if program is not None else None
+        if compile_memory is not None and compile_memory > limits.memory_bytes - PROGRAM_MEMORY_RESERVE:
             raise ValueError(
-                f"[program] compile_memory_bytes ({program.compile_memory_bytes // MiB} MiB) must leave "
+                f"[program] compile_memory_bytes ({compile_memory // MiB} MiB) must leave "
                 f"{PROGRAM_MEMORY_RESERVE // MiB} MiB of the sandbox's {limits.memory_bytes // MiB} MiB for the "
                 "trusted side: lower it or raise [limits] memory_bytes"
             )

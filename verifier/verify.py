@@ -346,7 +346,9 @@ class Verifier:
             candidate_process=suite.candidate_process,
             trusted_process=suite.trusted_process,
             kind=suite.kind,
-            program=suite.program.config(lang.language if lang else None) if suite.program is not None else None,
+            program=suite.program.config(lang.language if lang else None, limits.memory_bytes)
+            if suite.program is not None
+            else None,
             progress=progress is not None,
         )
         # The host's own deadline comes after the runner's backstop, so the runner (which can
