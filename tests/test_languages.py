@@ -3,15 +3,21 @@ the suite, the candidate's extension and --language must agree (`verify.program_
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from verifier.errors import InvalidInput
+from verifier.evidence import Fault, Status
 from verifier.inputs import Candidate
 from verifier.runner import languages
+from verifier.runner.protocol import CaseRecord, CompileRecord, FailureRecord, JobCounts, JobResult, format_result_line
+from verifier.sandbox.backend import LanguageImage, RawRun, SandboxJob
+from verifier.sandbox.fake import FakeBackend, raw_run
+from verifier.sandbox.runtime import KERNEL_OF
 from verifier.suite import load_suite
-from verifier.verify import program_language
+from verifier.verify import Verifier, program_language
 
 
 def program_suite(tmp_path: Path, extra: str = "") -> Path:
@@ -61,3 +67,56 @@ def test_suite_extension_and_option_must_agree(tmp_path: Path) -> None:
 def test_an_unknown_language_in_a_suite_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="unknown language 'cobol'"):
         load_suite(program_suite(tmp_path, 'language = "cobol"\n'))
+
+
+class _LanguageFake(FakeBackend):
+    """A fake sandbox with a made-up language image (the real one: test_languages_docker.py)."""
+
+    def language_image(self, language: str, image: str) -> LanguageImage:
+        return LanguageImage(language, "fake-lang", "sha256:fake-lang", (f"{language}-toolchain=1",))
+
+
+def _not_compiled(job: SandboxJob) -> RawRun:
+    header = json.loads(job.stdin.split(b"\n", 1)[0])
+    program = header["config"]["program"]
+    record = CompileRecord(
+        language=program["language"],
+        ok=False,
+        summary="the program did not compile: the compiler exited with code 1",
+        exit_code=1,
+    )
+    failure = FailureRecord(
+        test_id="<compile>",
+        kind="compile_error",
+        summary=record.summary,
+        detail_untrusted="main.cpp:1: error: expected ';'",
+    )
+    case = CaseRecord(name="1", outcome="compile_error", summary="not run: " + record.summary, ran=False)
+    result = JobResult(
+        runner="pytest", exit_code=1, counts=JobCounts(expected=1, failed=1), failures=[failure], failures_total=1,
+        kind="program", cases=[case], compile=record, kernel=KERNEL_OF[job.limits.runtime],
+    )  # fmt: skip
+    return raw_run(format_result_line(header["nonce"], False, result))
+
+
+def test_a_compile_error_is_the_candidates_and_names_its_language(tmp_path: Path) -> None:
+    suite = program_suite(tmp_path)
+    backend = _LanguageFake(_not_compiled)
+    with Verifier(backend=backend, image="fake") as v:
+        ev = v.check(Candidate.from_text("int main() { return 0 }"), suite, language="cpp")
+        as_c = v.check(Candidate.from_text("int main() { return 0 }"), suite, language="c")
+    assert ev.status is Status.COMPILE_ERROR and ev.fault is Fault.CANDIDATE and not ev.ok
+    assert ev.reason == "the program did not compile" and ev.failures[0].detail_untrusted.startswith("main.cpp:1")
+    assert ev.program is not None and ev.program.language == "cpp" and ev.program.toolchain == ["cpp-toolchain=1"]
+    assert ev.program.compile is not None and ev.program.compile.exit_code == 1 and not ev.cases[0].ran
+    job = json.loads(backend.jobs[0].stdin.split(b"\n", 1)[0])
+    assert backend.jobs[0].image == "fake-lang" and job["config"]["program"]["language"] == "cpp"
+    assert job["config"]["program"]["compile_memory_bytes"] == 384 * 1024**2  # the sandbox's 512 MiB but 128
+    assert as_c.program is not None and as_c.program.language == "c" and as_c.evidence_id != ev.evidence_id
+
+
+def test_a_backend_without_language_images_says_so(tmp_path: Path) -> None:
+    with Verifier(backend=FakeBackend(_not_compiled), image="fake") as v:
+        ev = v.check(Candidate.from_text("int main() {}"), program_suite(tmp_path), language="cpp")
+    assert ev.status is Status.INFRA_ERROR and "cpp" in ev.reason
+    assert ev.program is not None and ev.program.language == "cpp" and ev.program.toolchain == []

@@ -272,7 +272,9 @@ class Verifier:
         fields.environment = env
         try:
             lang = program_language(cand, loaded, language)
-            fields.language = self.language_image(lang, env)
+            if lang != "python":  # named in the evidence even when its image cannot be had
+                fields.language = LanguageImage(language=lang, tag="", image_id="")
+                fields.language = self.language_image(lang, env)
         except InvalidInput as exc:
             return fields.closed(Status.INVALID_INPUT, str(exc))
         except SandboxUnavailable as exc:

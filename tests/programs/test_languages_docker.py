@@ -59,7 +59,7 @@ def test_the_corpus_gets_its_statuses_and_agrees_with_the_plain_judge(pool: Veri
     for sol in corpus.SOLUTIONS:
         ev = pool.check(Candidate.from_text(sol.source), suites[sol.problem], language=sol.language)
         got = ev.status.value
-        assert ev.program is not None and ev.program.language == sol.language
+        assert ev.program is not None and ev.program.language == sol.language, (sol.language, sol.note, ev.reason)
         assert ev.program.toolchain, ev.program
         if got != sol.expect:
             wrong.append((sol.language, sol.problem, sol.note, got, ev.reason))
