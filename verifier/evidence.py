@@ -56,6 +56,8 @@ class Status(StrEnum):
     INVALID_INPUT = "invalid_input"
     INFRA_ERROR = "infra_error"
     OVERLOADED = "overloaded"
+    #: A program in a compiled language that did not compile (within its compile limits).
+    COMPILE_ERROR = "compile_error"
 
 
 class Fault(StrEnum):
@@ -80,6 +82,7 @@ STATUS_FAULT: dict[Status, Fault] = {
     Status.INVALID_INPUT: Fault.INPUT,
     Status.INFRA_ERROR: Fault.VERIFIER,
     Status.OVERLOADED: Fault.HOST,
+    Status.COMPILE_ERROR: Fault.CANDIDATE,
 }
 
 
@@ -106,6 +109,7 @@ class FailureKind(StrEnum):
     INFRA = "infra"
     WRONG_ANSWER = "wrong_answer"
     RUNTIME_ERROR = "runtime_error"
+    COMPILE_ERROR = "compile_error"
 
 
 class Counts(BaseModel):
@@ -234,6 +238,35 @@ class EnvironmentInfo(BaseModel):
     packages: list[str] = Field([], description="Every package installed for them, as name==version.")
 
 
+class CompileInfo(BaseModel):
+    """The compile step of a program in a compiled language, before its first case."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    ok: bool = Field(description="The compiler exited 0 within its limits and left what the cases run.")
+    message: TrustedLine = Field(
+        description="Why ok is what it is (the compiler's own words are the failure's detail)."
+    )
+    time_s: float = Field(0.0, ge=0, description="Charged time of the compile step.")
+    wall_s: float = Field(0.0, ge=0)
+    memory_bytes: int = Field(0, ge=0, description="The largest peak resident memory of any compiler process.")
+    exit_code: int | None = None
+    signal: int | None = None
+    artifact_bytes: int = Field(0, ge=0, description="Bytes of what the cases run (a binary, or Java's classes).")
+
+
+class ProgramInfo(BaseModel):
+    """A program suite's language and the toolchain that ran it (kind = "program")."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    language: str = Field(description="python, c, cpp, java, nodejs, go, rust or bash (docs/programs.md).")
+    toolchain: list[str] = Field(
+        [], description="The image's packages of that language, as name=version (its image's labels)."
+    )
+    compile: CompileInfo | None = Field(None, description="Compiled languages: the compile step.")
+
+
 class Evidence(BaseModel):
     """Structured, content-bound result of verifying one candidate against one suite."""
 
@@ -291,6 +324,11 @@ class Evidence(BaseModel):
     )
     cases: list[CaseOutcome] = Field(
         [], description="kind = program: every case of the suite, in order, with its outcome."
+    )
+    program: ProgramInfo | None = Field(
+        None,
+        description="kind = program in a language other than Python: the language, its toolchain and the compile "
+        "step (language and toolchain are part of evidence_id).",
     )
     durations: Durations = Durations()
     candidate_output_untrusted: UntrustedText = Field("", description="The candidate's stdout+stderr, truncated.")

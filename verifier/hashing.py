@@ -59,10 +59,12 @@ def evidence_id(
     image_id: str,
     limits: Mapping[str, Any],
     environment: Mapping[str, Any] | None = None,
+    program: Mapping[str, Any] | None = None,
 ) -> str:
     """The identity of one verification: same inputs, same id (and, by design, same verdict).
     `environment` (a suite's packages: digest, image id, requirement lines) is part of it when
-    the suite declares any; without it the id is what it always was."""
+    the suite declares any; without it the id is what it always was. So is `program` (a program's
+    language and toolchain) for a program in another language than Python."""
     what: dict[str, Any] = {
         "candidate_sha256": candidate_sha256,
         "suite_sha256": suite_sha256,
@@ -71,4 +73,6 @@ def evidence_id(
     }
     if environment is not None:
         what["environment"] = dict(environment)
+    if program is not None:  # a program in another language than Python: its language and toolchain
+        what["program"] = dict(program)
     return sha256_bytes(canonical_json(what))

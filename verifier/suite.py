@@ -17,8 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from verifier.errors import InvalidInput
 from verifier.hashing import left_out, tree_sha256
-from verifier.limits import Limits, MiB
+from verifier.limits import DEFAULT_MEMORY_BYTES, Limits, MiB
 from verifier.runner.cases import CaseError, check_checker_source, load_cases
+from verifier.runner.languages import NAMES as LANGUAGE_NAMES
+from verifier.runner.languages import canonical as canonical_language
 from verifier.runner.protocol import (
     DEFAULT_CANDIDATE_PROCESS,
     DEFAULT_KIND,
@@ -81,15 +83,45 @@ class ProgramManifest(BaseModel):
         256 * MiB, ge=16 * MiB, description="Peak resident memory one case's program may reach (interpreter included)."
     )
 
+    language: str | None = Field(
+        None,
+        description="The program's language (SandboxFusion's names: python, c, cpp, java, nodejs (or javascript), "
+        "go, rust, bash; docs/programs.md). Unset: from the candidate file's extension, else python.",
+    )
+    compile_timeout_s: float = Field(
+        10.0, gt=0, le=600, description="Compiled languages: charged time the compile step may take."
+    )
+    compile_memory_bytes: int | None = Field(
+        None,
+        ge=16 * MiB,
+        description="Compiled languages: peak resident memory of any compiler process; unset: all the sandbox's "
+        "memory but the trusted side's reserve (the compile step is the only thing running).",
+    )
+
     @model_validator(mode="after")
     def _checker_iff_compare(self) -> ProgramManifest:
         if (self.compare == "checker") != (self.checker is not None):
             raise ValueError("checker: name the checker file exactly when compare = 'checker'")
         return self
 
-    def config(self) -> ProgramConfig:
-        """The runner's settings (verifier.runner.protocol.ProgramConfig)."""
-        return ProgramConfig(**self.model_dump())
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        named = canonical_language(value)
+        if named is None:
+            raise ValueError(f"unknown language {value[:40]!r} (one of {', '.join(LANGUAGE_NAMES)})")
+        return named
+
+    def config(self, language: str | None = None, sandbox_memory_bytes: int = DEFAULT_MEMORY_BYTES) -> ProgramConfig:
+        """The runner's settings (verifier.runner.protocol.ProgramConfig) for a program in
+        `language` (the suite's own, else python when None) in a sandbox of `sandbox_memory_bytes`."""
+        settings = self.model_dump()
+        settings["language"] = language or self.language or "python"
+        if self.compile_memory_bytes is None:
+            settings["compile_memory_bytes"] = max(16 * MiB, sandbox_memory_bytes - PROGRAM_MEMORY_RESERVE)
+        return ProgramConfig(**settings)
 
 
 class Manifest(BaseModel):
@@ -301,6 +333,13 @@ class Suite:
         the stronger one wins), validated as a whole."""
         limits = base.overridden(self.manifest.limits) if self.manifest.limits else base
         program = self.program
+        compile_memory = program.compile_memory_bytes if program is not None else None
+        if compile_memory is not None and compile_memory > limits.memory_bytes - PROGRAM_MEMORY_RESERVE:
+            raise ValueError(
+                f"[program] compile_memory_bytes ({compile_memory // MiB} MiB) must leave "
+                f"{PROGRAM_MEMORY_RESERVE // MiB} MiB of the sandbox's {limits.memory_bytes // MiB} MiB for the "
+                "trusted side: lower it or raise [limits] memory_bytes"
+            )
         if program is not None and program.memory_bytes > limits.memory_bytes - PROGRAM_MEMORY_RESERVE:
             raise ValueError(
                 f"[program] memory_bytes ({program.memory_bytes // MiB} MiB) must leave "

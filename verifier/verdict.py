@@ -15,10 +15,20 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 
-from verifier.evidence import CaseOutcome, Counts, Failure, FailureKind, LineDifference, Status, is_proven
+from verifier.evidence import (
+    CaseOutcome,
+    CompileInfo,
+    Counts,
+    Failure,
+    FailureKind,
+    LineDifference,
+    Status,
+    is_proven,
+)
 from verifier.runner.protocol import (
     RESULT_OVERHEAD_BYTES,
     CaseRecord,
+    CompileRecord,
     FailureRecord,
     JobResult,
     ProtocolError,
@@ -45,6 +55,7 @@ CASE_STATUS = {
     "output_limit": Status.OUTPUT_LIMIT,
     "overloaded": Status.OVERLOADED,
     "infra": Status.INFRA_ERROR,
+    "compile_error": Status.COMPILE_ERROR,
 }
 
 
@@ -59,6 +70,23 @@ class Verdict:
     tests_s: float = 0.0
     host_wait_s: float = 0.0
     cases: list[CaseOutcome] = field(default_factory=list)
+    #: A program in a compiled language: its compile step.
+    compile: CompileInfo | None = None
+
+
+def _compile_info(record: CompileRecord | None) -> CompileInfo | None:
+    if record is None:
+        return None
+    return CompileInfo(
+        ok=record.ok,
+        message=record.summary,
+        time_s=max(0.0, record.time_s),
+        wall_s=max(0.0, record.wall_s),
+        memory_bytes=record.memory_bytes,
+        exit_code=record.exit_code,
+        signal=record.signal,
+        artifact_bytes=record.artifact_bytes,
+    )
 
 
 def find_result(raw: RawRun, nonce: str, output_bytes: int) -> JobResult | None:
@@ -168,6 +196,7 @@ def judge_result(raw: RawRun, result: JobResult | ProtocolError | None) -> Verdi
         "tests_s": result.tests_s,
         "host_wait_s": result.host_wait_s,
         "cases": [_case(c) for c in result.cases],
+        "compile": _compile_info(result.compile),
     }
     what = "cases" if result.kind == "program" else "collected tests"
     if result.sandbox_error is not None and not kinds - {FailureKind.INFRA}:
@@ -197,11 +226,14 @@ _RUN_KIND = {
     Status.FAILED: FailureKind.EXCEPTION,
     Status.OVERLOADED: FailureKind.OVERLOADED,
     Status.INFRA_ERROR: FailureKind.INFRA,
+    Status.COMPILE_ERROR: FailureKind.COMPILE_ERROR,
 }
 
 
 def _first_fault(raw: RawRun, result: JobResult, counts: Counts, kinds: set[FailureKind]) -> tuple[Status, str]:
     passed = f"{counts.passed} of {counts.expected} {'cases' if result.kind == 'program' else 'tests'} passed"
+    if FailureKind.COMPILE_ERROR in kinds:  # no case ran: nothing else of the candidate's happened
+        return Status.COMPILE_ERROR, "the program did not compile"
     if raw.oom_killed or result.oom or FailureKind.OOM in kinds:
         return Status.OOM, "the candidate ran out of memory"
     if FailureKind.TIMEOUT in kinds or (raw.timed_out and FailureKind.OVERLOADED not in kinds):

@@ -7,6 +7,7 @@ The one place where everything that can go wrong becomes fail-closed evidence: b
 
 from __future__ import annotations
 
+import itertools
 import secrets
 import socket
 import time
@@ -24,13 +25,15 @@ from verifier.evidence import (
     Failure,
     FailureKind,
     HypothesisSettings,
+    ProgramInfo,
     Status,
     truncate,
 )
 from verifier.hashing import evidence_id
 from verifier.inputs import Candidate
 from verifier.limits import Limits, PoolConfig, RunPolicy
-from verifier.runner import trees
+from verifier.runner import languages, trees
+from verifier.runner.languages import source_name
 from verifier.runner.protocol import (
     DEFAULT_CANDIDATE_PROCESS,
     DEFAULT_KIND,
@@ -47,7 +50,7 @@ from verifier.runner.protocol import (
     parse_progress_line,
 )
 from verifier.sandbox import runtime
-from verifier.sandbox.backend import SandboxBackend, SandboxJob
+from verifier.sandbox.backend import LanguageImage, SandboxBackend, SandboxJob
 from verifier.suite import Suite, load_suite
 from verifier.verdict import Verdict, judge_result, read_result
 
@@ -87,6 +90,8 @@ class Verifier:
         self.limits = limits or Limits()
         #: Environment images found or built so far, by requirement lines (this Verifier's own).
         self._environments: dict[tuple[str, ...], Environment] = {}
+        #: Language images found or built so far, by language (this Verifier's own).
+        self._languages: dict[str, LanguageImage] = {}
 
     @classmethod
     def pooled(
@@ -177,7 +182,9 @@ class Verifier:
             env = self._environments[spec.requirements] = self.backend.environment(spec, self.image)
         return env
 
-    def planned_evidence_id(self, candidate: CandidateInput, suite: SuiteInput) -> str | None:
+    def planned_evidence_id(
+        self, candidate: CandidateInput, suite: SuiteInput, *, language: str | None = None
+    ) -> str | None:
         """The evidence_id `check` would produce, without running; None for unusable input.
 
         Lets an evidence store serve a result already computed for the same candidate,
@@ -188,7 +195,14 @@ class Verifier:
             loaded = suite if isinstance(suite, Suite) else load_suite(suite)
             limits = loaded.limits(self.limits)
             env = self.environment(loaded)
-            image_id = env.image_id if env is not None else self.backend.image_id(self.image)
+            lang = self.language_image(program_language(cand, loaded, language), env)
+            image_id = (
+                lang.image_id
+                if lang is not None
+                else env.image_id
+                if env is not None
+                else self.backend.image_id(self.image)
+            )
         except (InvalidInput, SandboxUnavailable, NotImplementedError, ValueError):
             return None
         return evidence_id(
@@ -197,11 +211,17 @@ class Verifier:
             image_id=image_id,
             limits=limits.model_dump(),
             environment=_environment_info(env).model_dump() if env is not None else None,
+            program=_program_identity(lang),
         )
 
     # ------------------------------------------------------------------------------
     def check(
-        self, candidate: CandidateInput, suite: SuiteInput, *, progress: Callable[[int, int], None] | None = None
+        self,
+        candidate: CandidateInput,
+        suite: SuiteInput,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        language: str | None = None,
     ) -> Evidence:
         """Verify `candidate` against `suite`.
 
@@ -212,6 +232,9 @@ class Verifier:
             progress: called with (tests done, tests collected) as the run goes, a few times a
                 second at most, from another thread (programs: cases). Only how far the run has
                 come, never the verdict; a backend that cannot report it (Ray) never calls it.
+            language: a program suite's language when neither the suite (`[program] language`) nor
+                the candidate file's extension names one (`program_language`); a mismatch is
+                invalid_input.
 
         Never raises for a bad candidate, a bad suite or a broken sandbox: the evidence says
         what happened (status invalid_input / infra_error / overloaded), with ok false.
@@ -247,12 +270,23 @@ class Verifier:
         except NotImplementedError:
             return fields.closed(Status.INFRA_ERROR, "this backend cannot provide a suite's requirements")
         fields.environment = env
-        refused = _refusal(cand, loaded, limits, env)
+        try:
+            lang = program_language(cand, loaded, language)
+            if lang != "python":  # named in the evidence even when its image cannot be had
+                fields.language = LanguageImage(language=lang, tag="", image_id="")
+                fields.language = self.language_image(lang, env)
+        except InvalidInput as exc:
+            return fields.closed(Status.INVALID_INPUT, str(exc))
+        except SandboxUnavailable as exc:
+            return fields.closed(Status.INFRA_ERROR, f"the {lang} image is unavailable: {exc}")
+        except NotImplementedError:
+            return fields.closed(Status.INFRA_ERROR, f"this backend cannot run programs in {lang}")
+        refused = _refusal(cand, loaded, limits, env, lang)
         if refused is not None:
             return fields.closed(*refused)
         nonce = secrets.token_hex(16)
         try:
-            raw = self.backend.run(self._job(cand, loaded, limits, nonce, progress, env))
+            raw = self.backend.run(self._job(cand, loaded, limits, nonce, progress, env, fields.language))
         except SandboxUnavailable as exc:
             return fields.closed(Status.INFRA_ERROR, f"sandbox unavailable: {exc}")
         except HostOverloaded as exc:
@@ -280,6 +314,19 @@ class Verifier:
             attempts=raw.attempts,
         )
 
+    def language_image(self, language: str, env: Environment | None = None) -> LanguageImage | None:
+        """The image of programs in `language` (None: Python, the sandbox image), found or built
+        once per Verifier (`SandboxBackend.language_image`). InvalidInput for a suite with
+        requirements in another language (its packages are Python's)."""
+        if language == "python":
+            return None
+        if env is not None:
+            raise InvalidInput(f"a suite's requirements are Python packages: a program in {language} cannot have them")
+        found = self._languages.get(language)
+        if found is None:
+            found = self._languages[language] = self.backend.language_image(language, self.image)
+        return found
+
     def _job(
         self,
         cand: Candidate,
@@ -288,6 +335,7 @@ class Verifier:
         nonce: str,
         progress: Callable[[int, int], None] | None = None,
         env: Environment | None = None,
+        lang: LanguageImage | None = None,
     ) -> SandboxJob:
         config = JobConfig(
             budget_s=limits.timeout_s,
@@ -300,7 +348,9 @@ class Verifier:
             candidate_process=suite.candidate_process,
             trusted_process=suite.trusted_process,
             kind=suite.kind,
-            program=suite.program.config() if suite.program is not None else None,
+            program=suite.program.config(lang.language if lang else None, limits.memory_bytes)
+            if suite.program is not None
+            else None,
             progress=progress is not None,
         )
         # The host's own deadline comes after the runner's backstop, so the runner (which can
@@ -312,11 +362,15 @@ class Verifier:
                 "output_bytes": limits.output_bytes * 2 + RESULT_OVERHEAD_BYTES,
             }
         )
+        files = cand.files(suite.module)
+        if lang is not None:  # one source file, named as its language wants (languages.source_name)
+            files = {source_name(lang.language, cand.source): cand.source}
+        image = lang.tag if lang is not None else env.tag if env is not None else self.image
         return SandboxJob(
-            image=env.tag if env is not None else self.image,
+            image=image,
             command=launch_command(1, PYTEST_PRELOAD if (suite.kind, suite.runner) == ("tests", "pytest") else ""),
             limits=host_limits,
-            stdin=encode_job(nonce, modules, cand.files(suite.module), suite.files, config),
+            stdin=encode_job(nonce, modules, files, suite.files, config),
             mode="launcher",
             progress=None if progress is None else _progress_reader(nonce, progress),
         )
@@ -341,6 +395,8 @@ class _Fields:
         self.candidate_kind: Literal["file", "tree"] = "file"
         self.limits = verifier.limits
         self.environment: Environment | None = None
+        #: A program in another language than Python: its image.
+        self.language: LanguageImage | None = None
 
     def closed(self, status: Status, reason: str, failures: list[Failure] | None = None) -> Evidence:
         verdict = Verdict(status=status, reason=reason, failures=failures or [])
@@ -349,12 +405,14 @@ class _Fields:
     def make(self, verdict: Verdict, **extra: Any) -> Evidence:
         suite = self.suite
         env = _environment_info(self.environment) if self.environment is not None else None
+        program = _program_info(self.language, verdict)
         eid = evidence_id(
             candidate_sha256=self.candidate_sha256,
             suite_sha256=self.suite_sha256,
             image_id=extra["image_id"],
             limits=self.limits.model_dump(),
             environment=env.model_dump() if env is not None else None,
+            program=_program_identity(self.language),
         )
         backend = self.verifier.backend_if_made
         return Evidence(
@@ -375,6 +433,7 @@ class _Fields:
             hypothesis=HypothesisSettings(max_examples=suite.max_examples if suite is not None else 100),
             kind=suite.kind if suite is not None else DEFAULT_KIND,
             cases=verdict.cases,
+            program=program,
             candidate_output_untrusted=truncate(verdict.output, MAX_UNTRUSTED_CHARS),
             candidate_output_truncated=verdict.output_bytes > len(verdict.output.encode())
             or len(verdict.output) > MAX_UNTRUSTED_CHARS,
@@ -382,6 +441,47 @@ class _Fields:
             environment=env,
             **extra,
         )
+
+
+def _program_identity(lang: LanguageImage | None) -> dict[str, Any] | None:
+    """What evidence_id covers of a program's language: the language and its toolchain."""
+    return None if lang is None else {"language": lang.language, "toolchain": list(lang.toolchain)}
+
+
+def _program_info(lang: LanguageImage | None, verdict: Verdict) -> ProgramInfo | None:
+    if lang is None:
+        return None
+    return ProgramInfo(language=lang.language, toolchain=list(lang.toolchain), compile=verdict.compile)
+
+
+def program_language(cand: Candidate, suite: Suite, asked: str | None = None) -> str:
+    """The language of a program suite's candidate: the suite's `[program] language`, the
+    candidate file's extension and `asked` (`--language`) must agree where given; python when
+    none is. InvalidInput naming both sides of a mismatch, or an unknown name."""
+    named: list[tuple[str, str]] = []
+    program = suite.program
+    if program is not None and program.language is not None:
+        named.append(("the suite", program.language))
+    if cand.tree is None and cand.label not in ("<source>", "<files>"):
+        by_ext = languages.by_extension(cand.label)
+        if by_ext is not None:
+            named.append((f"the candidate's extension ({Path(cand.label).suffix})", by_ext))
+    if asked is not None:
+        canonical = languages.canonical(asked)
+        if canonical is None:
+            raise InvalidInput(f"unknown language {asked[:40]!r} (one of {', '.join(languages.NAMES)})")
+        named.append(("--language", canonical))
+    for (who, lang), (other, other_lang) in itertools.pairwise(named):
+        if lang != other_lang:
+            raise InvalidInput(f"language mismatch: {who} says {lang}, {other} says {other_lang}")
+    language = named[0][1] if named else "python"
+    if language != "python" and suite.kind != "program":
+        raise InvalidInput(
+            f"a {language} candidate needs a program suite (kind = 'program'): tests call Python functions"
+        )
+    if language != "python" and cand.tree is not None:
+        raise InvalidInput(f"a program in {language} is one file, not a folder")
+    return language
 
 
 def _environment_info(env: Environment) -> EnvironmentInfo:
@@ -426,7 +526,7 @@ def _check_fits(cand: Candidate, suite: Suite, limits: Limits, env: Environment 
 
 
 def _refusal(
-    cand: Candidate, suite: Suite, limits: Limits, env: Environment | None = None
+    cand: Candidate, suite: Suite, limits: Limits, env: Environment | None = None, language: str = "python"
 ) -> tuple[Status, str, list[Failure]] | None:
     """What is decided before any sandbox runs: a candidate that cannot run under this suite
     (invalid input), or one that cannot even be imported (a syntax error, a module the suite
@@ -438,6 +538,8 @@ def _refusal(
         _check_fits(cand, suite, limits, env)
     except InvalidInput as exc:
         return Status.INVALID_INPUT, str(exc), _refused(exc) or []
+    if language != "python":  # its compiler (or interpreter) judges its syntax, in the sandbox
+        return None
     syntax = cand.syntax_error()
     if syntax is not None:
         where, what = syntax

@@ -94,6 +94,31 @@ def test_identical_samples_run_once_and_limits_fit_every_problem(tmp_path: Path)
         p.suite.limits(limits)  # every problem's memory fits
 
 
+def test_a_sample_names_its_language(tmp_path: Path) -> None:
+    """`language` (SandboxFusion's names, javascript an alias) picks the program's language; the same
+    bytes in two languages are two jobs; an unknown language names its line."""
+    from verifier.suite import Suite
+    from verifier.verify import program_language
+
+    problems = bio.load_problems(write_jsonl(tmp_path / "p.jsonl", [A_PLUS_B]))
+    rows = [
+        {"problem_id": "a+b", "program": "print(3)"},
+        {"problem_id": "a+b", "program": "print(3)", "language": "python"},
+        {"problem_id": "a+b", "program": "console.log(3)", "language": "javascript"},
+        {"problem_id": "a+b", "program": "print(3)", "language": "bash"},
+    ]
+    samples = bio.read_samples(write_jsonl(tmp_path / "s.jsonl", rows), problems)
+    assert [s.language for s in samples] == ["python", "python", "nodejs", "bash"]
+    jobs, mapping = bio.unique_jobs(samples, problems)
+    assert len(jobs) == 3 and mapping == [0, 0, 1, 2]
+    suite: Suite = problems["a+b"].suite
+    assert [program_language(cand, suite) for cand, _ in jobs] == ["python", "nodejs", "bash"]
+    with pytest.raises(ValueError, match=r"s\.jsonl:1: unknown language 'cobol'"):
+        bio.read_samples(
+            write_jsonl(tmp_path / "s.jsonl", [{"problem_id": "a+b", "program": "", "language": "cobol"}]), problems
+        )
+
+
 def test_the_shipped_set_follows_the_schema() -> None:
     problems = bio.load_problems(SHIPPED / "problems.jsonl")
     samples = bio.read_samples(SHIPPED / "samples.jsonl", problems)

@@ -20,7 +20,9 @@ Unknown keys are refused, so a misspelt limit is never silently ignored.
 
     {"problem_id": "a-plus-b", "program": "a, b = map(int, input().split())\\nprint(a + b)\\n", ...}
 
-Other keys of a sample are kept and written back with its result. Each problem becomes a program
+A sample may carry `language` (SandboxFusion's names: python by default, c, cpp, java, nodejs or
+javascript, go, rust, bash; docs/programs.md). Other keys of a sample are kept and written back
+with its result. Each problem becomes a program
 suite (`suite.toml` with `kind = "program"`, `cases.jsonl`, `checker.py`), so a sample is verified
 exactly as `verifier check PROGRAM.py --suite DIR` would verify it, and its evidence names the
 suite's digest. pass@k follows the reference rule of `verifier.bench.passk`.
@@ -42,9 +44,11 @@ from verifier.bench.harness import BenchRun, Job
 from verifier.bench.passk import DEFAULT_KS, RUN_SLACK_S
 from verifier.errors import InvalidInput
 from verifier.evidence import Evidence, Status
-from verifier.extract import extract_code
+from verifier.extract import Extracted, extract_code
 from verifier.inputs import Candidate
 from verifier.limits import DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_BYTES, Limits, MiB, RunPolicy, Runtime
+from verifier.runner.languages import LANGUAGES, NAMES
+from verifier.runner.languages import canonical as canonical_language
 from verifier.suite import PROGRAM_MEMORY_RESERVE, Suite, check_program, parse_manifest
 
 if TYPE_CHECKING:
@@ -169,6 +173,15 @@ class Sample:
     problem_id: str
     program: str
     line: dict[str, Any]
+    #: The program's language (the sample's `language`, SandboxFusion's names; python by default).
+    language: str = "python"
+
+    def candidate(self) -> Candidate:
+        """The program as a candidate; another language than Python is named by its label's
+        extension, which `verifier.verify.program_language` reads."""
+        if self.language == "python":
+            return Candidate.from_text(self.program)
+        return Candidate.from_text(self.program, label=f"sample{LANGUAGES[self.language].extensions[0]}")
 
 
 def read_samples(path: Path, problems: dict[str, Problem], limit: int | None = None) -> list[Sample]:
@@ -180,7 +193,11 @@ def read_samples(path: Path, problems: dict[str, Problem], limit: int | None = N
             raise ValueError(f"{path}:{number}: a sample needs problem_id and program (strings)")
         if raw["problem_id"] not in problems:
             raise ValueError(f"{path}:{number}: unknown problem_id {raw['problem_id'][:100]!r}")
-        samples.append(Sample(raw["problem_id"], raw["program"], raw))
+        language = raw.get("language", "python")
+        named = canonical_language(language) if isinstance(language, str) else None
+        if named is None:
+            raise ValueError(f"{path}:{number}: unknown language {str(language)[:40]!r} (one of {', '.join(NAMES)})")
+        samples.append(Sample(raw["problem_id"], raw["program"], raw, named))
     return samples
 
 
@@ -188,15 +205,25 @@ def sanitize_samples(samples: Sequence[Sample]) -> tuple[list[Sample], dict[int,
     """`--sanitize`: each program taken out of a model's chat answer (`verifier.extract`: the last
     fenced block that parses, or the whole text when it is code; the whole program, top level
     and all), and (sample index -> why) for the answers with no code (answered invalid_input)."""
-    return harness.sanitized(
-        samples, lambda sample: extract_code(sample.program), lambda sample, code: replace(sample, program=code)
-    )
+    return harness.sanitized(samples, _extract, lambda sample, code: replace(sample, program=code))
+
+
+def _extract(sample: Sample) -> Extracted:
+    """The extractor reads Python; a program in another language is taken as sent."""
+    if sample.language != "python":
+        return Extracted(code=sample.program, source="whole", reason="taken as sent: not Python")
+    return extract_code(sample.program)
 
 
 def unique_jobs(samples: Iterable[Sample], problems: dict[str, Problem]) -> tuple[list[Job], list[int]]:
     """Identical (problem, program bytes) pairs are verified once: (jobs, job index per sample)."""
     return harness.unique_jobs(
-        (s.problem_id, Candidate.from_text(s.program), problems[s.problem_id].suite) for s in samples
+        (
+            s.problem_id if s.language == "python" else f"{s.problem_id} ({s.language})",
+            s.candidate(),
+            problems[s.problem_id].suite,
+        )
+        for s in samples
     )
 
 

@@ -38,12 +38,14 @@ __all__ = ["check", "exit_code", "suite_limits"]
 CHARGED = "charged seconds: wall-clock time minus the time spent waiting for a CPU that other work on the machine held"
 
 
+# A command's options are its signature: most of its length is their help text.
 def check(
     candidate: Annotated[
         Path,
         typer.Argument(
             metavar="CANDIDATE",
-            help="The candidate: a Python source file (the module the suite imports), or a folder of modules.",
+            help="The candidate: a Python source file (the module the suite imports), a folder of modules, or "
+            "a program (a program suite; .c .cpp .java .js .go .rs .sh: docs/programs.md).",
         ),
     ],
     suite: Annotated[Path, typer.Option("--suite", "-s", help="Folder of pytest files that `import solution`.")],
@@ -68,6 +70,13 @@ def check(
             "between the candidate and the host's; slower). Recorded in the evidence."
         ),
     ] = "runc",
+    language: Annotated[
+        str | None,
+        typer.Option(
+            help="A program suite's language when neither the suite nor the candidate's extension names it: "
+            "python, c, cpp, java, nodejs (javascript), go, rust, bash (docs/programs.md)."
+        ),
+    ] = None,
 ) -> None:
     """Verify CANDIDATE against the suite in a fresh sandbox.
 
@@ -103,7 +112,7 @@ def check(
                 raise sandbox_failure(exc) from None
         backend = None if client is None else DockerBackend(client)
         with Verifier(backend=backend, image=image, limits=limits) as verifier, _progress(shown=not json_out) as told:
-            ev = verifier.check(candidate, loaded or suite, progress=told)
+            ev = verifier.check(candidate, loaded or suite, progress=told, language=language)
     code = exit_code(ev)
     if json_out:
         print(ev.to_json())

@@ -30,9 +30,18 @@ def image_build(
             "resolved on the host and installed into an environment image, so its first check builds nothing."
         ),
     ] = None,
+    languages: Annotated[
+        bool,
+        typer.Option(
+            "--languages",
+            help="Also build the language image (C, C++, Java, JavaScript, Go, Rust, Bash: docs/programs.md) "
+            "unless one with its recipe digest exists; minutes the first time.",
+        ),
+    ] = False,
 ) -> None:
     """Build the sandbox image unless one with the current recipe digest exists (and, with
-    --suite, the suite's environment image unless one with its digest exists)."""
+    --suite, the suite's environment image unless one with its digest exists; with --languages,
+    the language image)."""
     from verifier.errors import InvalidInput, SandboxUnavailable
     from verifier.sandbox import environment, image
     from verifier.sandbox.docker_engine import DockerBackend, connect
@@ -52,6 +61,9 @@ def image_build(
         client = connect()
         tag, built = image.build(client, base=base, force=force, progress=progress)
         Console().print(f"{'built' if built else 'up to date'}: {tag}")
+        if languages:
+            lang = image.language_image(client, "cpp", progress=progress)
+            Console().print(f"language image: {lang.tag} ({lang.image_id[:19]})")
         if spec is None:
             return
         if not spec.requirements:

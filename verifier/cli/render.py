@@ -35,6 +35,10 @@ def evidence(console: Console, ev: Evidence, *, label: str = "", max_failures: i
     )
     table.add_row("candidate", ev.candidate_sha256 or "-")
     table.add_row("suite", ev.suite_sha256 or "-")
+    if ev.program is not None:
+        built = ev.program.compile
+        compiled = f"; compile: {_line(built.message)}" if built is not None else ""
+        table.add_row("language", f"{ev.program.language} ({', '.join(ev.program.toolchain) or '-'}){compiled}")
     table.add_row("image", ev.image_id or "-")
     if ev.environment is not None:
         env = ev.environment

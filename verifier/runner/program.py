@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 
 from .cases import Case, Checker, Judgement, checker_from_source, compare, load_cases, run_checker
 from .clock import ChargedClock
+from .languages import BUILD_DIR, LANGUAGES
 from .progress import Progress
 from .protocol import (
     MAX_DETAIL,
@@ -44,13 +45,17 @@ from .protocol import (
     OVERLOAD_FACTOR,
     SUITE_DIR,
     CaseRecord,
+    CompileRecord,
     FailureRecord,
     JobConfig,
     JobCounts,
     JobHeader,
     JobResult,
     ProgramConfig,
+    ProtocolError,
     kept_output_bytes,
+    tree,
+    untree,
 )
 from .proxy import MAX_TIMEOUTS, SandboxFailure, control, oom_kills
 from .reset import candidate_processes
@@ -66,6 +71,13 @@ STDERR_LOG = 16 * 1024
 #: Reading what is left in the pipes after the reset killed every writer.
 DRAIN_S = 2.0
 _CHUNK = 1 << 16
+#: Most bytes of a compiled program's artifact (the binary, or Java's class files, as the
+#: protocol's JSON tree, base64: 4/3 of the files): more is a compile_error. The trusted side holds
+#: it about three times over while it checks and hands it on, within its 128 MiB reserve; no one
+#: file is over the sandbox's file size limit (16 MiB by default) anyway.
+ARTIFACT_BYTES = 24 * 1024**2
+#: Bytes of the compiler's messages kept (the rest is counted and said to be cut).
+COMPILE_MESSAGE_BYTES = 16 * 1024
 
 
 @dataclass
@@ -131,13 +143,21 @@ class _Case:
     a program may write; `stderr_keep`: how many bytes of its stderr are kept."""
 
     def __init__(
-        self, ctl: socket.socket, config: ProgramConfig, clock: ChargedClock, output_cap: int, stderr_keep: int
+        self,
+        ctl: socket.socket,
+        config: ProgramConfig,
+        clock: ChargedClock,
+        output_cap: int,
+        stderr_keep: int,
+        op: str = "spawn_program",
     ) -> None:
         self.ctl = ctl
         self.config = config
         self.clock = clock
         self.output_cap = output_cap
         self.stderr_keep = stderr_keep
+        #: What the zygote starts: a case ("spawn_program") or the compile step ("compile").
+        self.op = op
 
     def run(self, case: Case, time_limit_s: float) -> _Run:
         run = _Run(time_limit_s=time_limit_s)
@@ -146,7 +166,7 @@ class _Case:
         err_r, err_w = os.pipe()
         backstop = int(time_limit_s * OVERLOAD_FACTOR) + 2
         try:
-            reply = control(self.ctl, {"op": "spawn_program", "cpu_s": backstop}, [stdin_r, out_w, err_w])
+            reply = control(self.ctl, {"op": self.op, "cpu_s": backstop}, [stdin_r, out_w, err_w])
         finally:
             for fd in (stdin_r, out_w, err_w):
                 os.close(fd)
@@ -387,6 +407,88 @@ def _judge(config: ProgramConfig, files: dict[str, bytes]) -> Callable[[Case, by
     return lambda case, output: compare(mode, case.output, output, abs_tol=abs_tol, rel_tol=rel_tol)
 
 
+@dataclass(frozen=True)
+class _Compiled:
+    record: CompileRecord
+    #: The failure's kind when it did not compile: compile_error (the candidate's) or overloaded.
+    kind: str = ""
+    #: The compiler's messages (candidate text: they quote its source).
+    detail: str = ""
+
+
+def _compile(ctl: socket.socket, program: ProgramConfig, clock: ChargedClock, left_s: float) -> _Compiled:
+    """The compile step of a program in a compiled language (languages.py), as the candidate's
+    user in a process of its own, on the charged clock with its own limits (`compile_timeout_s`,
+    `compile_memory_bytes`, ARTIFACT_BYTES): the zygote's child runs the compiler and sends back
+    what it left (program_exec.compile_program). The artifact is checked here and handed to the
+    zygote, which writes it beside the source for every case; the reset after the step wipes the
+    rest (objects, caches, anything the compiler left in /tmp)."""
+    limit_s = min(program.compile_timeout_s, left_s)
+    settings = replace(program, memory_bytes=program.compile_memory_bytes, time_limit_s=program.compile_timeout_s)
+    runner = _Case(ctl, settings, clock, ARTIFACT_BYTES, COMPILE_MESSAGE_BYTES, op="compile")
+    run = runner.run(Case(name="<compile>", input=b"", output=b""), limit_s)
+    raw_exit, raw_sig, raw_rss = (run.status.get(k) for k in ("exit_code", "signal", "max_rss_kb"))
+    exit_code = raw_exit if isinstance(raw_exit, int) else None
+    sig = raw_sig if isinstance(raw_sig, int) else None
+    rss = max(raw_rss * 1024 if isinstance(raw_rss, int) else 0, run.peak_bytes)
+    messages = run.stderr.decode("utf-8", "replace")
+    if run.err_total > len(run.stderr):
+        messages += f"\n... [{run.err_total - len(run.stderr)} more bytes of compiler output]"
+    messages = messages[-MAX_DETAIL:]
+
+    def made(ok: bool, summary: str, kind: str = "compile_error", artifact_bytes: int = 0) -> _Compiled:
+        record = CompileRecord(
+            language=program.language,
+            ok=ok,
+            summary=summary,
+            time_s=round(run.time_s, 4),
+            wall_s=round(run.wall_s, 4),
+            memory_bytes=rss,
+            exit_code=exit_code,
+            signal=sig,
+            artifact_bytes=artifact_bytes,
+        )
+        return _Compiled(record, "" if ok else kind, "" if ok else messages)
+
+    limit_mib = program.compile_memory_bytes / 1024**2
+    if not run.reset_ok:
+        raise SandboxFailure("the compile step left processes or files that could not be removed")
+    if run.ended == "overloaded":
+        why = f"the host was too busy: the compile step waited for a CPU past {OVERLOAD_FACTOR:g}x its limit"
+        return made(False, why, kind="overloaded")
+    if run.ended == "timeout" or run.time_s > limit_s or sig == signal.SIGXCPU:
+        return made(False, f"the program did not compile within the {limit_s:g} s compile time limit")
+    if run.ended == "oom" or run.oom_killed or rss > program.compile_memory_bytes:
+        return made(False, f"the compiler used more than its {limit_mib:g} MiB memory limit")
+    if run.ended == "output_limit":
+        if run.out_total > ARTIFACT_BYTES:
+            return made(False, f"the compiled program is over the {ARTIFACT_BYTES // 1024**2} MiB limit")
+        return made(False, f"the compiler wrote more than {ARTIFACT_BYTES} bytes of messages")
+    if sig is not None or exit_code != 0:
+        how = f"exited with code {exit_code}" if exit_code is not None else f"was killed by {_signal_name(sig or 0)}"
+        return made(False, f"the program did not compile: the compiler {how}")
+    try:
+        artifact = untree(bytes(run.stdout))
+    except (ProtocolError, ValueError, KeyError, TypeError) as exc:
+        raise SandboxFailure("the compile step's artifact could not be read") from exc
+    if any(not rel.startswith(f"{BUILD_DIR}/") for rel in artifact):
+        raise SandboxFailure("the compile step's artifact is outside its build directory")
+    runs = [rel for rel in artifact if rel.endswith(".class")] if program.language == "java" else []
+    if not (runs or f"{BUILD_DIR}/main" in artifact):
+        return made(False, "the compiler exited 0 but left nothing to run")
+    memfd = os.memfd_create("artifact")
+    try:
+        view = memoryview(tree(artifact))
+        while view:
+            view = view[os.write(memfd, view) :]
+        os.lseek(memfd, 0, os.SEEK_SET)
+        control(ctl, {"op": "add"}, [memfd])
+    finally:
+        os.close(memfd)
+    size = sum(len(data) for data in artifact.values())
+    return made(True, f"compiled in {run.time_s:.2f} s ({size} bytes to run)", artifact_bytes=size)
+
+
 def _not_run(case: Case, outcome: str, summary: str) -> _Outcome:
     return _Outcome(CaseRecord(name=case.name, outcome=outcome, summary=f"not run: {summary}", ran=False), "")
 
@@ -406,6 +508,11 @@ def run_program(header: JobHeader, ctl: socket.socket, progress: Progress | None
     stderr_keep = STDERR_KEEP
     if program.compare == "none":  # every byte written comes back: each case gets its share
         output_cap = stderr_keep = kept_output_bytes(config.output_bytes, len(cases))
+    compiled: _Compiled | None = None
+    if LANGUAGES[program.language].compiled:
+        compiled = _compile(ctl, program, clock, config.budget_s)
+        if not compiled.record.ok:
+            return _not_compiled(config, cases, compiled, time.monotonic() - t_start, clock), False
     runner = _Case(ctl, program, clock, output_cap, stderr_keep)
     outcomes: list[_Outcome] = []
     timeouts = 0
@@ -452,9 +559,35 @@ def run_program(header: JobHeader, ctl: socket.socket, progress: Progress | None
     # are time limits: the reset after every case checked that nothing was left.)
     oom = oom_kills() > oom_before >= 0
     output = stderr_log.decode("utf-8", "replace")
-    return _result(
-        config, outcomes, output, stderr_total, time.monotonic() - t_start, clock.credit, oom
-    ), trouble or oom
+    result = _result(config, outcomes, output, stderr_total, time.monotonic() - t_start, clock.credit, oom)
+    if compiled is not None:
+        result = replace(result, compile=compiled.record)
+    return result, trouble or oom
+
+
+def _not_compiled(
+    config: JobConfig, cases: list[Case], compiled: _Compiled, tests_s: float, clock: ChargedClock
+) -> JobResult:
+    """The result of a program that did not compile: no case ran; one failure names why, with the
+    compiler's messages as its untrusted detail."""
+    clock.tick(force=True)
+    kind = compiled.kind
+    summary = compiled.record.summary
+    outcome = "compile_error" if kind == "compile_error" else "overloaded"
+    records = [_not_run(case, outcome, summary).record for case in cases]
+    failure = FailureRecord(test_id="<compile>", kind=kind, summary=summary, detail_untrusted=compiled.detail)
+    return JobResult(
+        runner=config.runner,
+        exit_code=1,
+        counts=JobCounts(expected=len(records), passed=0, failed=len(records)),
+        failures=[failure],
+        failures_total=1,
+        tests_s=tests_s,
+        host_wait_s=clock.credit,
+        kind="program",
+        cases=records,
+        compile=compiled.record,
+    )
 
 
 def _result(

@@ -20,11 +20,15 @@ import atexit
 import builtins
 import os
 import resource
+import shutil
+import stat
 import sys
 import types
 from typing import NoReturn
 
+from .languages import BUILD_DIR, LANGUAGES, Language, command, java_main_class
 from .newborn import keep_only_descriptors, say_ready
+from .protocol import tree
 
 
 def _stdio() -> None:
@@ -97,4 +101,107 @@ def run(fds: list[int], path: str, cpu_backstop_s: int, ready_fd: int) -> NoRetu
         sys.stderr.flush()
     except BaseException:  # noqa: BLE001
         pass
+    os._exit(code)
+
+
+def _enter(fds: list[int], cpu_backstop_s: int, ready_fd: int, directory: str) -> None:
+    """The set-up every program process of another language shares with `run`: its own session,
+    the three pipes as 0, 1, 2 and nothing else of the zygote's, the CPU backstop, its directory."""
+    os.setsid()
+    for target, fd in enumerate(fds[:3]):
+        os.dup2(fd, target)
+    keep_only_descriptors(0, 1, 2, ready_fd)
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_backstop_s, cpu_backstop_s))
+    os.chdir(directory)
+
+
+def _environment(lang: Language, directory: str) -> dict[str, str]:
+    return {**os.environ, "HOME": directory, **dict(lang.env)}
+
+
+def _executable(argv0: str, env: dict[str, str]) -> str:
+    """The file `argv0` names (a relative path, or a command on PATH); OSError when there is none
+    (checked before the candidate's part runs: ours, never the program's exit code)."""
+    found = argv0 if "/" in argv0 else shutil.which(argv0, path=env.get("PATH"))
+    if found is None or not os.access(found, os.X_OK):
+        raise FileNotFoundError(argv0)
+    return found
+
+
+def _in_memory(path: str) -> str:
+    """A compiled binary as a file exec can run: the candidate's scratch space is mounted noexec
+    (Docker's tmpfs default), which stays as it is; the binary's bytes go to a memfd (close-on-exec:
+    the program does not inherit it), run through its /proc/self/fd link."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if not data:
+        raise ValueError("an empty binary")
+    fd = os.memfd_create("program", os.MFD_CLOEXEC)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    return f"/proc/self/fd/{fd}"
+
+
+def run_native(
+    fds: list[int], directory: str, language: str, source: str, memory_mib: int, cpu_backstop_s: int, ready_fd: int
+) -> NoReturn:
+    """Become one case of a program in `language` (not Python): exec its run command
+    (languages.py) in `directory`, where the zygote's child wrote the source and, for a compiled
+    language, the compile step's artifact. Never returns."""
+    lang = LANGUAGES[language]
+    _enter(fds, cpu_backstop_s, ready_fd, directory)
+    env = _environment(lang, directory)
+    with open(source, "rb") as fh:
+        main_class = java_main_class(fh.read()) if language == "java" else "Main"
+    argv = command(lang.run, source=source, memory_mib=memory_mib, main_class=main_class)
+    native = lang.compiled and argv[0].startswith("./")
+    executable = _in_memory(argv[0]) if native else _executable(argv[0], env)
+    say_ready(ready_fd)
+    try:
+        os.execve(executable, argv, env)
+    finally:
+        os._exit(127)  # as a shell says a command could not run
+
+
+def compile_program(
+    fds: list[int], directory: str, language: str, source: str, cpu_backstop_s: int, ready_fd: int
+) -> NoReturn:
+    """The compile step of a program in `language`: run its compiler (languages.py) in
+    `directory` with its stdout and stderr on fds[2]; when it exits 0, write what it left under
+    BUILD_DIR to fds[1] (protocol.tree) for the trusted side to keep. Exits with the compiler's
+    code (128 + a signal's number when one killed it). Never returns."""
+    lang = LANGUAGES[language]
+    assert lang.compile is not None
+    _enter(fds, cpu_backstop_s, ready_fd, directory)
+    env = _environment(lang, directory)
+    argv = command(lang.compile, source=source)
+    executable = _executable(argv[0], env)
+    os.makedirs(BUILD_DIR, exist_ok=True)
+    say_ready(ready_fd)
+    code = 1
+    try:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.dup2(2, 1)  # the compiler's messages: never the artifact's channel
+                os.execve(executable, argv, env)
+            finally:
+                os._exit(127)
+        status = os.waitpid(pid, 0)[1]
+        code = 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.waitstatus_to_exitcode(status)
+        if code == 0:
+            artifact: dict[str, bytes] = {}
+            for root, _dirs, names in os.walk(BUILD_DIR):
+                for name in names:
+                    path = os.path.join(root, name)
+                    if not stat.S_ISREG(os.lstat(path).st_mode):
+                        continue  # a link or a device is no part of an artifact
+                    with open(path, "rb") as fh:
+                        artifact[path] = fh.read()
+            data = memoryview(tree(artifact))
+            while data:
+                data = data[os.write(1, data) :]
+    except BaseException:  # noqa: BLE001 - the artifact could not be sent: no artifact, exit 1
+        code = code or 1
     os._exit(code)

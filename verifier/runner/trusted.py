@@ -286,7 +286,9 @@ def _serve_one(
         while view:
             view = view[os.write(memfd, view) :]
         os.lseek(memfd, 0, os.SEEK_SET)
-        control(ctl, {"op": "load", "modules": header.modules}, [memfd])
+        program = header.config.program
+        told = {"language": program.language, "memory_mib": program.memory_bytes // 1024**2} if program else {}
+        control(ctl, {"op": "load", "modules": header.modules, "program": told}, [memfd])
     finally:
         os.close(memfd)
     _write_suite(files, SUITE_DIR)

@@ -10,12 +10,20 @@ holds the job's source as bytes, and its children write and import it.
 
 Requests arrive from the trusted side over a SEQPACKET socket (JSON, fds attached):
 
-    load  {modules}, fd=memfd    keep this job's candidate files (JSON, as on the job's stdin)
+    load  {modules, program}, fd=memfd
+                                 keep this job's candidate files (JSON, as on the job's stdin);
+                                 `program`: a program's language and case memory (`_run`)
     spawn fds=[rpc, output]      fork a candidate process; {"pid": ...}, or {"error": ...} when it
                                  could not be forked or failed its set-up (never the candidate's)
     spawn_program {cpu_s} fds=[stdin, stdout, stderr]
                                  fork a process that runs the candidate's source as a program
                                  (program_exec.py) on these pipes; {"pid": ...}
+    compile {cpu_s} fds=[stdin, stdout, stderr]
+                                 fork a process that compiles the program (a compiled language of
+                                 the job's `program`: languages.py); the compiler's messages on
+                                 stderr, its artifact (protocol.tree) on stdout; {"pid": ...}
+    add  fd=memfd                add files (the compile step's artifact, as the trusted side
+                                 checked and wrote it) to the job's candidate files
     reap  {pid}                  kill it if alive; {"exit_code"|"signal"|"unknown"}, and for a
                                  process it waited for, "cpu_s" and "max_rss_kb" from the kernel
     reset                        kill every candidate process, wipe every place it can write,
@@ -47,7 +55,7 @@ from .candidate_setup import arm_candidate, enter_candidate
 from .libc import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
 from .newborn import READY
 from .privileges import become
-from .protocol import CANDIDATE_DIR, CANDIDATE_UID, untree
+from .protocol import CANDIDATE_DIR, CANDIDATE_UID, tree, untree
 from .reaper import Reaper, in_child
 from .reset import RESET_TIMEOUT_S, kill_candidates_from_here, sweep, zombies_left
 
@@ -98,6 +106,8 @@ class Zygote:
         #: subreaper); started (SIGCHLD) by `serve`.
         self.reaper = Reaper()
         self.modules: list[str] = []
+        #: A program job's language and case memory limit ({"language", "memory_mib"}); {} for Python.
+        self.program: dict[str, Any] = {}
         self.files: dict[str, bytes] = {}
         #: The job's files as the trusted side sent them (protocol.tree), for a standby.
         self.tree = b""
@@ -179,7 +189,7 @@ class Zygote:
                 orders.close()
                 self.ctl.close()
                 # This process may run the next job's candidate: nothing of this one stays reachable.
-                self.files, self.tree, self.modules = {}, b"", []
+                self.files, self.tree, self.modules, self.program = {}, b"", [], {}
                 become(CANDIDATE_UID)
                 prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
                 sweep(write_end, self.ipc_floors)
@@ -222,6 +232,7 @@ class Zygote:
             with os.fdopen(files_fd, "rb") as fh:
                 self.tree = fh.read()
             self.files, self.modules = untree(self.tree), [str(m) for m in order["modules"]]
+            self.program = dict(order.get("program") or {})
             arm_candidate(gvisor=self.gvisor)
             self._write_files()
             self._run(str(order["op"]), pipes, int(order["cpu_s"]), ready_w)
@@ -279,7 +290,7 @@ class Zygote:
             while view:
                 view = view[os.write(memfd, view) :]
             os.lseek(memfd, 0, os.SEEK_SET)
-            order = json.dumps({"op": op, "modules": self.modules, "cpu_s": cpu_s}).encode()
+            order = json.dumps({"op": op, "modules": self.modules, "program": self.program, "cpu_s": cpu_s}).encode()
             socket.send_fds(standby.orders, [order], [memfd, ready_w, *fds])
         except OSError:  # it is gone (not the candidate's doing: none ran since it swept)
             self._end(standby)
@@ -298,7 +309,20 @@ class Zygote:
             os._exit(0)
         from . import program_exec
 
+        language = str(self.program.get("language", "python"))
+        if op == "compile":
+            program_exec.compile_program(fds, CANDIDATE_DIR, language, self._source_name(), cpu_s, ready_fd)
+        if language != "python":
+            memory_mib = int(self.program.get("memory_mib", 256))
+            program_exec.run_native(fds, CANDIDATE_DIR, language, self._source_name(), memory_mib, cpu_s, ready_fd)
         program_exec.run(fds, self._program_path(), cpu_s, ready_fd)
+
+    def _source_name(self) -> str:
+        """The program's source file (a program in another language is one file, named by languages.py)."""
+        sources = [rel for rel in self.files if "/" not in rel]
+        if len(sources) != 1:
+            raise ValueError("a program in another language is one file")
+        return sources[0]
 
     def _write_files(self) -> None:
         """In a candidate child: the job's candidate files under CANDIDATE_DIR, nothing else."""
@@ -348,16 +372,22 @@ class Zygote:
             reply: dict[str, Any]
             if op == "load":
                 self.modules = [str(m) for m in request["modules"]]
+                self.program = dict(request.get("program") or {})
                 with os.fdopen(fds[0], "rb") as src:
                     self.tree = src.read()
                 self.files = untree(self.tree)
                 reply = {"ok": True}
-            elif op in ("spawn", "spawn_program"):
+            elif op == "add":
+                with os.fdopen(fds[0], "rb") as src:
+                    self.files.update(untree(src.read()))
+                self.tree = tree(self.files)
+                reply = {"ok": True}
+            elif op in ("spawn", "spawn_program", "compile"):
                 try:
                     if op == "spawn":
                         reply = {"pid": self._start("spawn", fds)}
                     else:
-                        reply = {"pid": self._spawn_program(fds, int(request["cpu_s"]))}
+                        reply = {"pid": self._start(op, fds, int(request["cpu_s"]))}
                 except OSError as exc:  # no room for a process: say so, never die of it
                     reply = {"error": f"fork failed ({exc.__class__.__name__})"}
                 except SetupFailed as exc:

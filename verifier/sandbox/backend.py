@@ -94,6 +94,18 @@ class Environment:
         return env_tag(self.digest) if self.spec.requirements else self.image_ref
 
 
+@dataclass(frozen=True)
+class LanguageImage:
+    """The image a program in another language runs on (`verifier.sandbox.image.language_image`):
+    the sandbox image's recipe on a base with that language's Debian packages."""
+
+    language: str
+    tag: str
+    image_id: str
+    #: The language's packages in the image, as name=version (from its labels).
+    toolchain: tuple[str, ...] = ()
+
+
 class SandboxBackend(ABC):
     """Runs jobs in sandboxes. Use as a context manager so `close` always runs."""
 
@@ -119,6 +131,15 @@ class SandboxBackend(ABC):
         Raises:
             DependencyError: a requirement cannot be resolved from the index (an InvalidInput).
             SandboxUnavailable: the engine, the build, or (Ray) a node cannot provide it.
+        """
+        raise NotImplementedError
+
+    def language_image(self, language: str, image: str) -> LanguageImage:
+        """The image of programs in `language` (not Python), found on (or built for) the
+        engine this backend runs on; `image`: the sandbox image it goes with.
+
+        Raises:
+            SandboxUnavailable: the engine or the build failed.
         """
         raise NotImplementedError
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from verifier.sandbox import container as engine
 from verifier.sandbox.admission import Admission
-from verifier.sandbox.backend import Environment, RawRun, SandboxBackend, SandboxJob
+from verifier.sandbox.backend import Environment, LanguageImage, RawRun, SandboxBackend, SandboxJob
 from verifier.sandbox.container import Client, Container, close, connect, translated
 from verifier.sandbox.gc import owner_labels
 
@@ -62,6 +62,11 @@ class DockerBackend(SandboxBackend, EngineClient):
         from verifier.sandbox import environment
 
         return environment.ensure(self, spec, image)
+
+    def language_image(self, language: str, image: str) -> LanguageImage:
+        from verifier.sandbox.image import language_image
+
+        return language_image(self.client, language)
 
     def run(self, job: SandboxJob) -> RawRun:
         image_id = self.image_id(job.image)

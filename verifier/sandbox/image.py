@@ -28,10 +28,17 @@ from typing import Any, Literal
 
 from verifier.errors import ImageNotFound, SandboxUnavailable
 from verifier.hashing import tree_sha256
+from verifier.runner.languages import IMAGE_PACKAGES, LANGUAGES
+from verifier.sandbox.backend import LanguageImage
 from verifier.sandbox.container import Client, inspect_image, remove_image, translated
 
 IMAGE_REPO = "verifier-sandbox"
 BASE_REPO = "verifier-base"
+#: Language images (programs in C, C++, Java, ...: `language_image`) and their debootstrapped bases.
+LANGUAGE_REPO = "verifier-lang"
+LANGUAGE_BASE_REPO = "verifier-lang-base"
+#: On a language image (and its base): its language packages as "name=version", comma-separated.
+LABEL_TOOLCHAIN = "org.verifier.toolchain"
 LABEL_RECIPE = "org.verifier.recipe-digest"
 #: On an image built FROM a sandbox image (an environment image, sandbox/environment.py): that sandbox image's id. Such
 #: an image is superseded with its base, and pruned with it.
@@ -99,16 +106,22 @@ def resolve_base(base: Base) -> BaseKind:
     return "debootstrap" if shutil.which("debootstrap") and Path("/etc/apt").is_dir() else "registry"
 
 
-def base_spec(kind: Literal["debootstrap", "registry"]) -> str:
+def base_spec(kind: Literal["debootstrap", "registry"], packages: tuple[str, ...] = ()) -> str:
+    """What the base is: a registry image, or a debootstrapped root with these packages (the
+    sandbox image's, and `packages` more for a language image)."""
     if kind == "registry":
         return f"registry:{REGISTRY_BASE}"
-    return f"debootstrap:{DEBIAN_SUITE}:minbase:{','.join(DEBOOTSTRAP_INCLUDE)}"
+    return f"debootstrap:{DEBIAN_SUITE}:minbase:{','.join((*DEBOOTSTRAP_INCLUDE, *packages))}"
+
+
+def _digest_of(spec: str) -> str:
+    files = recipe_files()
+    files["base"] = spec.encode()
+    return tree_sha256(files)
 
 
 def recipe_digest(base: Base = "auto") -> str:
-    files = recipe_files()
-    files["base"] = base_spec(resolve_base(base)).encode()
-    return tree_sha256(files)
+    return _digest_of(base_spec(resolve_base(base)))
 
 
 def image_tag(base: Base = "auto") -> str:
@@ -172,8 +185,18 @@ def build_lock() -> Iterator[None]:
         os.close(fd)
 
 
-def _build(client: Client, kind: BaseKind, tag: str, say: Progress) -> tuple[str, bool]:
-    base_image = REGISTRY_BASE if kind == "registry" else _ensure_debootstrap_base(client, say)
+def _build(
+    client: Client,
+    kind: BaseKind,
+    tag: str,
+    say: Progress,
+    *,
+    packages: tuple[str, ...] = (),
+    repo: str = IMAGE_REPO,
+) -> tuple[str, bool]:
+    """Build the sandbox image's recipe as `tag`; `packages`: Debian packages its debootstrapped
+    base adds (a language image, `language_image`), which lands in `repo`."""
+    base_image = REGISTRY_BASE if kind == "registry" else _ensure_debootstrap_base(client, say, packages)
     with tempfile.TemporaryDirectory(prefix="verifier-build-") as tmp:
         ctx = Path(tmp)
         for name in ("Dockerfile", "install.py", "requirements.txt"):
@@ -185,15 +208,14 @@ def _build(client: Client, kind: BaseKind, tag: str, say: Progress) -> tuple[str
         )
         _download_wheels(ctx / "wheels", say)
         say(f"building {tag} from {base_image}")
-        digest = recipe_digest(kind)
-        build_image(
-            client,
-            path=ctx,
-            tag=tag,
-            buildargs={"BASE": base_image},
-            labels={LABEL_RECIPE: digest, "org.verifier.base": base_spec(kind)},
-            say=say,
-        )
+        spec = base_spec(kind, packages)
+        labels = {LABEL_RECIPE: _digest_of(spec), "org.verifier.base": spec}
+        if packages:
+            base_labels = (inspect_image(client.api, base_image) or {}).get("Config", {}).get("Labels") or {}
+            labels[LABEL_TOOLCHAIN] = str(base_labels.get(LABEL_TOOLCHAIN, ""))
+        build_image(client, path=ctx, tag=tag, buildargs={"BASE": base_image}, labels=labels, say=say)
+    if repo != IMAGE_REPO:  # a language image: the sandbox image's own pruning is not for it
+        return tag, True
     if os.environ.get("VERIFIER_IMAGE_PRUNE", "1") != "0":
         _prune_superseded(client, keep=tag, say=say, keep_base=base_image)
     return tag, True
@@ -335,9 +357,10 @@ def apt_mirror(suite: str = DEBIAN_SUITE) -> str:
     raise SandboxUnavailable(f"no apt source for Debian {suite} found on this host; use --base registry")
 
 
-def _ensure_debootstrap_base(client: Client, say: Progress) -> str:
-    spec = base_spec("debootstrap")
-    tag = f"{BASE_REPO}:{hashlib.sha256(spec.encode()).hexdigest()[:16]}"
+def _ensure_debootstrap_base(client: Client, say: Progress, packages: tuple[str, ...] = ()) -> str:
+    spec = base_spec("debootstrap", packages)
+    repo = LANGUAGE_BASE_REPO if packages else BASE_REPO
+    tag = f"{repo}:{hashlib.sha256(spec.encode()).hexdigest()[:16]}"
     if inspect_image(client.api, tag) is not None:
         return tag
     if os.geteuid() != 0:
@@ -345,11 +368,12 @@ def _ensure_debootstrap_base(client: Client, say: Progress) -> str:
     mirror = apt_mirror()
     with tempfile.TemporaryDirectory(prefix="verifier-rootfs-") as tmp:
         root = Path(tmp) / "rootfs"
-        say(f"debootstrap {DEBIAN_SUITE} (minbase + python3, git) from the host's apt mirror; about a minute")
+        include = (*DEBOOTSTRAP_INCLUDE, *packages)
+        say(f"debootstrap {DEBIAN_SUITE} (minbase + {', '.join(include)}) from the host's apt mirror; minutes")
         cmd = [
             "debootstrap",
             "--variant=minbase",
-            f"--include={','.join(DEBOOTSTRAP_INCLUDE)}",
+            f"--include={','.join(include)}",
             DEBIAN_SUITE,
             str(root),
             mirror,
@@ -358,6 +382,7 @@ def _ensure_debootstrap_base(client: Client, say: Progress) -> str:
         if done.returncode != 0:
             tail = (done.stdout + done.stderr).strip()[-800:]
             raise SandboxUnavailable(f"debootstrap failed: {tail}")
+        toolchain = _package_versions(root, packages) if packages else ""
         for junk in (
             "var/cache/apt/archives",
             "var/lib/apt/lists",
@@ -375,6 +400,8 @@ def _ensure_debootstrap_base(client: Client, say: Progress) -> str:
             "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
             "ENV LANG=C.UTF-8",
         ]
+        if toolchain:
+            changes.append(f"LABEL {LABEL_TOOLCHAIN}={json.dumps(toolchain)}")
         repo, _, tagname = tag.partition(":")
         with translated("docker import failed"):
             client.api.import_image_from_file(str(tar_path), repository=repo, tag=tagname, changes=changes)
@@ -404,3 +431,43 @@ def info(client: Client, base: Base = "auto") -> ImageInfo:
         hypothesis=hyp,
         size_bytes=int(meta.get("Size", 0)),
     )
+
+
+def _package_versions(root: Path, packages: tuple[str, ...]) -> str:
+    """The installed versions of `packages` in a debootstrapped root, "name=version" comma-separated."""
+    cmd = ["dpkg-query", f"--admindir={root / 'var/lib/dpkg'}", "-W", "-f=${Package}=${Version}\\n", *packages]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SandboxUnavailable(f"could not read the versions of {', '.join(packages)}: {done.stderr.strip()[-300:]}")
+    return ",".join(sorted(set(done.stdout.split())))
+
+
+def language_tag() -> str:
+    """The tag of the language image: the sandbox image's recipe on a base with every language's
+    packages (`languages.IMAGE_PACKAGES`), by the digest of both."""
+    return f"{LANGUAGE_REPO}:{_digest_of(base_spec('debootstrap', IMAGE_PACKAGES))[:16]}"
+
+
+def language_image(client: Client, language: str, *, progress: Progress | None = None) -> LanguageImage:
+    """The image of programs in `language` (any but Python): the one language image, found by
+    its recipe digest or built once like the sandbox image, offline (the packages come in the
+    debootstrapped base, from the host's apt mirror). Its toolchain: the versions of the
+    language's own packages, from the image's labels."""
+    say = progress or (lambda _msg: None)
+    tag = language_tag()
+    meta = inspect_image(client.api, tag)
+    if meta is None:
+        if resolve_base("auto") != "debootstrap" or os.geteuid() != 0:
+            raise SandboxUnavailable(
+                "the language image is built on a debootstrapped base: it needs debootstrap and root"
+            )
+        with build_lock():
+            if inspect_image(client.api, tag) is None:
+                _build(client, "debootstrap", tag, say, packages=IMAGE_PACKAGES, repo=LANGUAGE_REPO)
+        meta = inspect_image(client.api, tag)
+        if meta is None:
+            raise SandboxUnavailable(f"the language image {tag} is missing after its build")
+    labels = meta.get("Config", {}).get("Labels") or {}
+    own = set(LANGUAGES[language].packages)
+    toolchain = tuple(item for item in str(labels.get(LABEL_TOOLCHAIN, "")).split(",") if item.partition("=")[0] in own)
+    return LanguageImage(language=language, tag=tag, image_id=str(meta["Id"]), toolchain=toolchain)

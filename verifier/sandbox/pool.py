@@ -38,7 +38,7 @@ from verifier.errors import ImageNotFound, SandboxUnavailable
 from verifier.limits import Limits, PoolConfig, PoolPolicy
 from verifier.runner.protocol import is_launch_command, launch_command, split_result_line
 from verifier.sandbox.admission import Admission
-from verifier.sandbox.backend import Environment, RawRun, SandboxBackend, SandboxJob
+from verifier.sandbox.backend import Environment, LanguageImage, RawRun, SandboxBackend, SandboxJob
 from verifier.sandbox.container import Client, Container, translated
 from verifier.sandbox.docker_engine import DockerBackend, EngineClient
 from verifier.sandbox.gc import owner_labels, sweep
@@ -227,6 +227,9 @@ class WarmPool(SandboxBackend, EngineClient):
 
     def environment(self, spec: DependencySpec, image: str) -> Environment:
         return self._cold.environment(spec, image)
+
+    def language_image(self, language: str, image: str) -> LanguageImage:
+        return self._cold.language_image(language, image)
 
     def _janitor(self) -> None:
         """Release idle containers when the pool has not been used for idle_timeout_s."""

@@ -116,7 +116,7 @@ from .jobs import (
     untree,
 )
 from .kernel import observed_kernel
-from .records import CaseRecord, FailureRecord, JobCounts, JobResult
+from .records import CaseRecord, CompileRecord, FailureRecord, JobCounts, JobResult
 from .results import (
     _optional_b64,
     format_progress_line,
@@ -174,6 +174,7 @@ __all__ = [
     "ZYGOTE_UID",
     "CandidateProcess",
     "CaseRecord",
+    "CompileRecord",
     "FailureRecord",
     "JobConfig",
     "JobCounts",

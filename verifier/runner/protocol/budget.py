@@ -51,8 +51,13 @@ ERROR_JSON_BYTES = 1024
 #: JSON bytes of everything in a result besides its failures, cases and candidate output:
 #: keys, vocabulary, counts and numbers, the sandbox error, the list and object punctuation.
 RESULT_FIXED_JSON_BYTES = 4 * 1024
+#: JSON bytes of a program's compile record (records.CompileRecord: numbers and a trusted summary
+#: of at most MAX_SUMMARY characters from fixed templates).
+COMPILE_JSON_BYTES = 2 * 1024
 #: Result lines beyond the candidate output they carry (failures, cases, counts).
-RESULT_OVERHEAD_BYTES = MAX_FAILURES * FAILURE_JSON_BYTES + MAX_CASES * CASE_JSON_BYTES + RESULT_FIXED_JSON_BYTES
+RESULT_OVERHEAD_BYTES = (
+    MAX_FAILURES * FAILURE_JSON_BYTES + MAX_CASES * CASE_JSON_BYTES + RESULT_FIXED_JSON_BYTES + COMPILE_JSON_BYTES
+)
 
 
 #: compare = "none": the bytes of stdout (and as many of stderr) one case's program may write and

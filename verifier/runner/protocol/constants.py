@@ -92,6 +92,8 @@ FAILURE_KINDS = (
     # programs (kind "program"): a case whose output was wrong, or whose program failed
     "wrong_answer",
     "runtime_error",
+    # a program in a compiled language that did not compile (the candidate's; languages.py)
+    "compile_error",
 )
 
 #: What a suite is: pytest/direct tests calling functions ("tests"), or cases of input and
@@ -104,7 +106,17 @@ DEFAULT_KIND: Final = "tests"
 #: to stdout and stderr comes back (the run of a service such as SandboxFusion's /run_code).
 COMPARE_MODES = ("exact", "tokens", "float", "checker", "none")
 #: One program case's outcome: passed, or why not (a subset of FAILURE_KINDS).
-CASE_OUTCOMES = ("passed", "wrong_answer", "runtime_error", "timeout", "oom", "output_limit", "overloaded", "infra")
+CASE_OUTCOMES = (
+    "passed",
+    "wrong_answer",
+    "runtime_error",
+    "timeout",
+    "oom",
+    "output_limit",
+    "overloaded",
+    "infra",
+    "compile_error",
+)
 
 MAX_FAILURES = 50
 #: Most cases in one program suite (each comes back as a record in the result).

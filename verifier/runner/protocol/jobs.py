@@ -34,6 +34,11 @@ class ProgramConfig:
     time_limit_s: float = 2.0
     #: Peak resident memory one case's program may reach.
     memory_bytes: int = 256 * 1024**2
+    #: The program's language (languages.LANGUAGES); a compiled one is compiled before the first case.
+    language: str = "python"
+    #: Charged time the compile step may take, and the peak memory of any of its processes.
+    compile_timeout_s: float = 10.0
+    compile_memory_bytes: int = 256 * 1024**2
 
 
 @dataclass(frozen=True)

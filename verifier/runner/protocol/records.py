@@ -66,6 +66,27 @@ class CaseRecord:
 
 
 @dataclass(frozen=True)
+class CompileRecord:
+    """The compile step of a program in a compiled language (languages.py), before its first case.
+    Written by trusted code: the compiler's own message is the failure's `detail_untrusted`."""
+
+    language: str
+    #: The compiler exited 0 within its limits and left its artifact.
+    ok: bool
+    #: From fixed templates and numbers only.
+    summary: str
+    #: Charged time from the fork to the compiler's end; wall time beside it.
+    time_s: float = 0.0
+    wall_s: float = 0.0
+    #: The largest peak resident memory of any process of the compile step.
+    memory_bytes: int = 0
+    exit_code: int | None = None
+    signal: int | None = None
+    #: Bytes of what the cases run (the binary, or Java's class files).
+    artifact_bytes: int = 0
+
+
+@dataclass(frozen=True)
 class JobResult:
     runner: str
     exit_code: int
@@ -87,6 +108,8 @@ class JobResult:
     #: "tests" or "program"; a program job reports every case (in order) in `cases`.
     kind: str = "tests"
     cases: list[CaseRecord] = field(default_factory=list)
+    #: A program in a compiled language: its compile step (None for Python and interpreted languages).
+    compile: CompileRecord | None = None
     #: The kernel the trusted side observed while it made this result (KERNELS): the host
     #: refuses a result whose kernel is not the one its runtime runs (`sandbox.runtime`).
     kernel: str = field(default_factory=observed_kernel)

@@ -8,6 +8,7 @@ import json
 from collections.abc import Collection
 from typing import Any
 
+from ..languages import NAMES as LANGUAGE_NAMES
 from .budget import bounded_result
 from .constants import (
     CASE_OUTCOMES,
@@ -25,7 +26,7 @@ from .constants import (
     RUNNERS,
 )
 from .jobs import plain
-from .records import CaseRecord, FailureRecord, JobCounts, JobResult
+from .records import CaseRecord, CompileRecord, FailureRecord, JobCounts, JobResult
 from .strings import ProtocolError, clean, summary_line
 
 
@@ -149,6 +150,23 @@ def _case(raw: Any) -> CaseRecord:
     )
 
 
+def _compile(raw: Any) -> CompileRecord | None:
+    if raw is None:
+        return None
+    raw = _want(raw, dict, "compile")
+    return CompileRecord(
+        language=_one_of(raw, "language", LANGUAGE_NAMES),
+        ok=bool(_want(raw.get("ok"), bool, "ok")),
+        summary=summary_line(_want(raw.get("summary"), str, "summary")),
+        time_s=_number(raw.get("time_s", 0.0), "time_s"),
+        wall_s=_number(raw.get("wall_s", 0.0), "wall_s"),
+        memory_bytes=_count(raw.get("memory_bytes", 0), "memory_bytes"),
+        exit_code=_optional_int(raw.get("exit_code"), "exit_code"),
+        signal=_optional_int(raw.get("signal"), "signal"),
+        artifact_bytes=_count(raw.get("artifact_bytes", 0), "artifact_bytes"),
+    )
+
+
 def _optional_b64(value: Any, name: str) -> str | None:
     """A kept output: base64 text (checked here, decoded by the verdict), or None."""
     if value is None:
@@ -195,4 +213,5 @@ def parse_result(payload: bytes, *, max_bytes: int) -> JobResult:
         kind=kind,
         cases=[_case(c) for c in cases],
         kernel=kernel,
+        compile=_compile(raw.get("compile")),
     )
