@@ -14,7 +14,7 @@ import pytest
 from verifier import Verifier
 from verifier.errors import InvalidInput
 from verifier.evidence import CaseOutcome, Evidence, Status
-from verifier.limits import Limits
+from verifier.limits import DEFAULT_MEMORY_BYTES, Limits
 from verifier.runner import protocol
 from verifier.runner.protocol import (
     CaseRecord,
@@ -31,7 +31,7 @@ from verifier.runner.protocol import (
 )
 from verifier.sandbox.backend import SandboxJob
 from verifier.sandbox.fake import FakeBackend, raw_run
-from verifier.suite import Manifest, ProgramManifest, load_suite, parse_manifest
+from verifier.suite import PROGRAM_MEMORY_RESERVE, Manifest, ProgramManifest, load_suite, parse_manifest
 from verifier.verdict import CASE_STATUS, judge
 
 MiB = 1024**2
@@ -53,8 +53,14 @@ def test_program_vocabularies_agree_on_both_sides() -> None:
     assert typing.get_args(ProgramManifest.model_fields["compare"].annotation) == protocol.COMPARE_MODES
     assert set(CASE_STATUS) == set(protocol.CASE_OUTCOMES)
     assert set(protocol.CASE_OUTCOMES) - {"passed"} <= set(protocol.FAILURE_KINDS)
-    manifest = {k: v.default for k, v in ProgramManifest.model_fields.items()}
+    # Two settings the manifest leaves unset, to be derived (ProgramManifest.config): the language
+    # (the suite's, else the candidate's extension, else python) and the compile step's memory
+    # (what the sandbox has left after the program's reserve). Every other default is the same.
+    derived = {"language", "compile_memory_bytes"}
+    manifest = {k: v.default for k, v in ProgramManifest.model_fields.items() if k not in derived}
     assert manifest == {k: getattr(ProgramConfig(), k) for k in manifest}  # same defaults on both sides
+    assert all(ProgramManifest.model_fields[k].default is None for k in derived)
+    assert ProgramManifest().config().language == ProgramConfig().language == "python"
 
 
 # -- the manifest ------------------------------------------------------------------------------
@@ -132,7 +138,9 @@ def test_the_job_carries_the_program_settings(tmp_path: Path) -> None:
     Verifier(backend=FakeBackend(lambda job: jobs.append(job) or raw_run()), image="x").check("print(3)\n", suite)
     header, candidate, files = read_job(io.BytesIO(jobs[0].stdin))  # type: ignore[misc]
     assert header.config.kind == "program"
-    assert header.config.program == ProgramConfig(compare="exact")
+    # the compile step's memory is derived from the sandbox's (512 MiB by default, less the reserve)
+    derived = DEFAULT_MEMORY_BYTES - PROGRAM_MEMORY_RESERVE
+    assert header.config.program == ProgramConfig(compare="exact", compile_memory_bytes=derived)
     assert candidate == {"solution.py": b"print(3)\n"} and files["cases/1.in"] == b"1 2\n"
     assert "pytest" not in jobs[0].command[-1]  # nothing to pre-import for a program
 

@@ -77,7 +77,11 @@ class LocalRayCluster:
         self.nodes: list[RayNode] = []
 
     def _start(self, name: str, args: list[str], num_cpus: int, resources: str | None) -> RayNode:
-        temp = self.root / name
+        # A folder of its own (a second node of the same name, one test after another, gets name2).
+        temp, k = self.root / name, 1
+        while temp.exists():
+            k += 1
+            temp = self.root / f"{name}{k}"
         temp.mkdir(parents=True)
         cmd = [
             RAY,

@@ -94,6 +94,8 @@ class _Run:
     time_s: float = 0.0
     #: Wall time from the fork to the program's end (or kill), whatever the host's load.
     wall_s: float = 0.0
+    #: The monotonic clock just before the zygote was asked to fork the program (0: not yet).
+    forked_at: float = 0.0
     status: dict[str, object] = field(default_factory=dict)
     #: The largest resident memory of any candidate process of the case: read while it runs, and
     #: the kernel's peak of every process the zygote reaped for it (see `_Case.run`).
@@ -165,6 +167,7 @@ class _Case:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         backstop = int(time_limit_s * OVERLOAD_FACTOR) + 2
+        run.forked_at = time.monotonic()  # before the fork: wall_s covers all of the program's life
         try:
             reply = control(self.ctl, {"op": self.op, "cpu_s": backstop}, [stdin_r, out_w, err_w])
         finally:
@@ -291,7 +294,7 @@ class _Case:
             if feeding:
                 os.close(stdin_w)
             run.time_s = clock.charged() - start_charged
-            run.wall_s = time.monotonic() - start_wall
+            run.wall_s = time.monotonic() - (run.forked_at or start_wall)
             clock.watch(None)
 
     def _drain(self, run: _Run, out_r: int, err_r: int) -> None:
