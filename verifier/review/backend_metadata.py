@@ -37,6 +37,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from verifier.hashing import canonical_json, sha256_bytes
 from verifier.limits import Limits, MiB
+from verifier.review.deps import read_setup_call
 from verifier.review.gitread import Entry, to_tar
 from verifier.sandbox import environment as env_mod
 from verifier.sandbox.backend import SandboxBackend, SandboxJob
@@ -192,36 +193,24 @@ def dynamic_reason(files: Mapping[str, Entry]) -> Dynamic | None:
 
 def _setup_py_dynamic(source: bytes) -> Dynamic | None:
     """Why setup.py's `setup()` keywords are not all literals (None: they are)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    found = read_setup_call(source)
+    if found is None:
         return Dynamic("setup.py does not parse as Python here")
-    names: dict[str, ast.expr] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            names[node.targets[0].id] = node.value
-    for call in ast.walk(tree):
-        if not isinstance(call, ast.Call):
-            continue
-        func = call.func
-        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-        if called != "setup":
-            continue
-        if any(k.arg is None for k in call.keywords):
-            return Dynamic("setup.py calls setup(**...)")
-        computed = []
-        for k in call.keywords:
-            if k.arg in _SETUP_KEYS:
-                value = names.get(k.value.id, k.value) if isinstance(k.value, ast.Name) else k.value
-                try:
-                    ast.literal_eval(value)
-                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                    computed.append(k.arg)
-        if not computed:
-            return None
-        deps = any(k in ("install_requires", "extras_require", "tests_require") for k in computed)
-        return Dynamic(f"setup.py computes {', '.join(computed)}", dependencies=deps)
-    return Dynamic("setup.py has no setup() call to read")
+    if found.call is None:
+        return Dynamic("setup.py has no setup() call to read")
+    if any(k.arg is None for k in found.call.keywords):
+        return Dynamic("setup.py calls setup(**...)")
+    computed = []
+    for k in found.call.keywords:
+        if k.arg in _SETUP_KEYS:
+            try:
+                ast.literal_eval(found.keyword(k.value))
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                computed.append(k.arg)
+    if not computed:
+        return None
+    deps = any(k in ("install_requires", "extras_require", "tests_require") for k in computed)
+    return Dynamic(f"setup.py computes {', '.join(computed)}", dependencies=deps)
 
 
 # The container's side: standard library and `packaging` only (both are in the sandbox image).

@@ -204,12 +204,25 @@ def _literal(node: ast.expr | None, names: Mapping[str, ast.expr]) -> object:
         return None
 
 
-def _setup_py(source: bytes) -> dict[str, object]:
-    """The literal keywords of setup.py's `setup(...)` call (read, never run)."""
+@dataclass(frozen=True)
+class SetupCall:
+    """setup.py's `setup(...)` call (None: there is none) and the module's `NAME = value`
+    assignments its keywords may name: read from its syntax tree, never run."""
+
+    call: ast.Call | None
+    names: dict[str, ast.expr]
+
+    def keyword(self, value: ast.expr) -> ast.expr:
+        """A keyword's value, the assignment's when it is a module-level name."""
+        return self.names.get(value.id, value) if isinstance(value, ast.Name) else value
+
+
+def read_setup_call(source: bytes) -> SetupCall | None:
+    """setup.py's first `setup(...)` call, or None when it does not parse as Python here."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return {}
+        return None
     names: dict[str, ast.expr] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -220,8 +233,16 @@ def _setup_py(source: bytes) -> dict[str, object]:
         func = call.func
         called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
         if called == "setup":
-            return {k.arg: _literal(k.value, names) for k in call.keywords if k.arg}
-    return {}
+            return SetupCall(call, names)
+    return SetupCall(None, names)
+
+
+def _setup_py(source: bytes) -> dict[str, object]:
+    """The literal keywords of setup.py's `setup(...)` call (read, never run)."""
+    found = read_setup_call(source)
+    if found is None or found.call is None:
+        return {}
+    return {k.arg: _literal(k.value, found.names) for k in found.call.keywords if k.arg}
 
 
 def _strings(value: object) -> list[str]:

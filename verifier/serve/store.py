@@ -57,7 +57,29 @@ def size_of(evidence: Evidence) -> int:
     return len(evidence.model_dump_json())
 
 
-class EvidenceStore:
+class OwnerBytes:
+    """Bytes counted per principal and in all (`bytes`, a gauge): the one tally of the server's
+    stores and budgets. A principal whose count falls to nothing is forgotten."""
+
+    def __init__(self) -> None:
+        #: Bytes counted now, of every principal.
+        self.bytes = 0
+        self._owner_bytes: dict[str, int] = {}
+
+    def owner_bytes(self, owner: str) -> int:
+        return self._owner_bytes.get(owner, 0)
+
+    def _count(self, owner: str, size: int) -> None:
+        """Count `size` more bytes of `owner` (fewer when negative)."""
+        self.bytes += size
+        left = self._owner_bytes.get(owner, 0) + size
+        if left > 0:
+            self._owner_bytes[owner] = left
+        else:
+            self._owner_bytes.pop(owner, None)
+
+
+class EvidenceStore(OwnerBytes):
     """At most `capacity` records and `max_bytes` of them in all, `max_bytes_per_owner` of one
     principal; each record's candidate-written texts cut at `output_chars` (`kept`)."""
 
@@ -69,15 +91,13 @@ class EvidenceStore:
         max_bytes_per_owner: int = 64 * 1024 * 1024,
         output_chars: int = 64 * 1024,
     ) -> None:
+        super().__init__()
         self.capacity = capacity
         self.max_bytes = max_bytes
         self.max_bytes_per_owner = max_bytes_per_owner
         self.output_chars = output_chars
         self._records: OrderedDict[tuple[str, str], tuple[Evidence, int]] = OrderedDict()
         self._owners: dict[str, OrderedDict[str, None]] = {}
-        self._owner_bytes: dict[str, int] = {}
-        #: Bytes of every record kept now (a gauge).
-        self.bytes = 0
 
     def put(self, owner: str, evidence: Evidence) -> None:
         if self.capacity <= 0:
@@ -89,9 +109,8 @@ class EvidenceStore:
         self._drop(owner, record.evidence_id)
         self._records[(owner, record.evidence_id)] = (record, size)
         self._owners.setdefault(owner, OrderedDict())[record.evidence_id] = None
-        self._owner_bytes[owner] = self._owner_bytes.get(owner, 0) + size
-        self.bytes += size
-        while self._owner_bytes[owner] > self.max_bytes_per_owner:
+        self._count(owner, size)
+        while self.owner_bytes(owner) > self.max_bytes_per_owner:
             self._drop(owner, next(iter(self._owners[owner])))
         while len(self._records) > self.capacity or self.bytes > self.max_bytes:
             oldest_owner, oldest_id = next(iter(self._records))
@@ -101,9 +120,6 @@ class EvidenceStore:
         found = self._records.get((owner, evidence_id))
         return found[0] if found is not None else None
 
-    def owner_bytes(self, owner: str) -> int:
-        return self._owner_bytes.get(owner, 0)
-
     def __len__(self) -> int:
         return len(self._records)
 
@@ -111,19 +127,14 @@ class EvidenceStore:
         found = self._records.pop((owner, evidence_id), None)
         if found is None:
             return
-        size = found[1]
-        self.bytes -= size
+        self._count(owner, -found[1])
         ids = self._owners[owner]
         del ids[evidence_id]
-        left = self._owner_bytes[owner] - size
-        if ids:
-            self._owner_bytes[owner] = left
-        else:
+        if not ids:
             del self._owners[owner]
-            del self._owner_bytes[owner]
 
 
-class AnswerBudget:
+class AnswerBudget(OwnerBytes):
     """Bytes of answers made and not yet taken by their clients (a batch's lines), at most
     `max_bytes` in all and `max_bytes_per_owner` of one principal. A batch starts its next item
     only when its principal and the server are under their bounds (`room`), so a client that does
@@ -131,15 +142,13 @@ class AnswerBudget:
     had running; the answers it has not taken are given back (`give`) when it reads them or goes."""
 
     def __init__(self, *, max_bytes: int, max_bytes_per_owner: int) -> None:
+        super().__init__()  # bytes: of answers waiting for their clients now
         self.max_bytes = max_bytes
         self.max_bytes_per_owner = max_bytes_per_owner
-        #: Bytes of answers waiting for their clients now (a gauge).
-        self.bytes = 0
-        self._owner_bytes: dict[str, int] = {}
         self._waiters: list[asyncio.Future[None]] = []  # one a batch at most: woken on every give
 
     def has_room(self, owner: str) -> bool:
-        return self.bytes < self.max_bytes and self._owner_bytes.get(owner, 0) < self.max_bytes_per_owner
+        return self.bytes < self.max_bytes and self.owner_bytes(owner) < self.max_bytes_per_owner
 
     async def room(self, owner: str) -> None:
         """Return when `owner` and the server are under their bounds."""
@@ -153,60 +162,39 @@ class AnswerBudget:
                     self._waiters.remove(waiter)
 
     def take(self, owner: str, size: int) -> None:
-        self.bytes += size
-        self._owner_bytes[owner] = self._owner_bytes.get(owner, 0) + size
+        self._count(owner, size)
 
     def give(self, owner: str, size: int) -> None:
-        self.bytes -= size
-        left = self._owner_bytes.get(owner, 0) - size
-        if left > 0:
-            self._owner_bytes[owner] = left
-        else:
-            self._owner_bytes.pop(owner, None)
+        self._count(owner, -size)
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
 
-    def owner_bytes(self, owner: str) -> int:
-        return self._owner_bytes.get(owner, 0)
 
-
-class HeldBytes:
+class HeldBytes(OwnerBytes):
     """Bytes held by requests in progress (their bodies, from the first byte read until the request
     is answered), at most `max_bytes` in all and `max_bytes_per_owner` of one principal. Never
     waits: a request whose next bytes do not fit is refused by its caller (`take` says which
     bound they would pass)."""
 
     def __init__(self, *, max_bytes: int, max_bytes_per_owner: int) -> None:
+        super().__init__()  # bytes: held now
         self.max_bytes = max_bytes
         self.max_bytes_per_owner = max_bytes_per_owner
-        #: Bytes held now (a gauge).
-        self.bytes = 0
-        self._owner_bytes: dict[str, int] = {}
 
     def take(self, owner: str, size: int) -> Literal["owner", "all"] | None:
         """Count `size` more bytes of `owner`; or, when they do not fit, count nothing and say which
         bound they would pass ("owner" first: a principal over its own bound is its own fault)."""
-        mine = self._owner_bytes.get(owner, 0)
-        if mine + size > self.max_bytes_per_owner:
+        if self.owner_bytes(owner) + size > self.max_bytes_per_owner:
             return "owner"
         if self.bytes + size > self.max_bytes:
             return "all"
-        self._owner_bytes[owner] = mine + size
-        self.bytes += size
+        self._count(owner, size)
         return None
 
     def give(self, owner: str, size: int) -> None:
-        self.bytes -= size
-        left = self._owner_bytes.get(owner, 0) - size
-        if left > 0:
-            self._owner_bytes[owner] = left
-        else:
-            self._owner_bytes.pop(owner, None)
-
-    def owner_bytes(self, owner: str) -> int:
-        return self._owner_bytes.get(owner, 0)
+        self._count(owner, -size)
 
     def lease(self, owner: str) -> Lease:
         return Lease(self, owner)
