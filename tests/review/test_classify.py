@@ -8,7 +8,7 @@ import pytest
 
 from verifier.review.classify import SideView, build_table, classify_row, judge_by_base_version, verdict
 from verifier.review.gitread import Entry
-from verifier.review.provenance import Provenance, ProvenanceIndex
+from verifier.review.provenance import Definition, Provenance, ProvenanceIndex
 from verifier.review.review_evidence import BaseVersion, Outcome, SideResult, TestClass
 from verifier.review.supervisor_result import SupervisorResult
 from verifier.runner.review_protocol import PROTOCOL
@@ -122,6 +122,17 @@ def session(**kw: Any) -> dict[str, Any]:
 
 def view(*sessions: dict[str, Any], error: str | None = None) -> SideView:
     return SideView(SupervisorResult.model_validate({"protocol": PROTOCOL, "runs": list(sessions), "error": error}))
+
+
+def test_a_side_reads_its_collected_tests_once() -> None:
+    # The table asks each side about every test: the id -> definition map is made once per side,
+    # not once per test (made anew, a repository of 40,000 tests held the host's CPU for minutes).
+    ids = [f"t/test_many.py::test_{i}" for i in range(2000)]
+    one = view(session(collected=[[i, "t/test_many.py", n, "t/test_many.py"] for n, i in enumerate(ids)]))
+    first = one.collected()
+    assert one.collected() is first and len(first) == 2000
+    assert one.definition(ids[7]) == Definition("t/test_many.py", 7) and one.has(ids[-1])
+    assert one.collected() is first
 
 
 def test_collection_errors_map_onto_the_tests_of_their_file() -> None:

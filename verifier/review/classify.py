@@ -46,8 +46,9 @@ rerun that disagrees is not a pass.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from verifier.review.provenance import Definition, Provenance, ProvenanceIndex, Side
 from verifier.review.review_evidence import (
@@ -93,8 +94,14 @@ class SideView:
     def rerun(self) -> Session | None:
         return self.result.rerun if self.result else None
 
-    def collected(self) -> dict[str, tuple[str, int | None]]:
+    def collected(self) -> Mapping[str, tuple[str, int | None]]:
         """node id -> (file, line) of the test's definition (where pytest says its function is)."""
+        return self._collected
+
+    @cached_property
+    def _collected(self) -> dict[str, tuple[str, int | None]]:
+        # Made once: it is asked for every test of the table (pypa/packaging's 40,000 tests made
+        # anew for each of them held the host's CPU for tens of minutes).
         s = self.first
         return {} if s is None or s.collected is None else {i: (d or f, n) for i, f, n, d in s.collected}
 
