@@ -37,8 +37,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from verifier.hashing import canonical_json, sha256_bytes
 from verifier.limits import Limits, MiB
-from verifier.review.deps import read_setup_call
 from verifier.review.gitread import Entry, to_tar
+from verifier.review.setup_py import read_setup_call
 from verifier.sandbox import environment as env_mod
 from verifier.sandbox.backend import SandboxBackend, SandboxJob
 from verifier.sandbox.container import Client
