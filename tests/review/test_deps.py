@@ -152,6 +152,32 @@ def test_setup_cfg_requirements_files_and_tox_ini() -> None:
     )
 
 
+def test_tox_names_the_tests_requirements_file_and_python_variants_pick_the_sandbox_one() -> None:
+    # wcwidth's shape (jquast/wcwidth 4c91403): requirements-tests38.txt and -tests39.txt pin two
+    # versions of coverage, and tox.ini's [testenv] deps names the one its tests use. Read
+    # together, they could not be installed (an environment error blamed on nobody's change).
+    variants = {
+        "requirements-tests38.txt": "coverage==7.6.1\npytest==8.3.5\n",
+        "requirements-tests39.txt": "coverage==7.10.7\npytest==8.4.2\n",
+        "requirements-develop.txt": "coverage==7.9.0\ntox\n",
+        "requirements-tests38.in": "coverage[toml]<=7.6.1\n",
+    }
+    tox = "[tox]\nenvlist = py{38,39,311}\n\n[testenv]\ndeps = -r requirements-tests39.txt\n"
+    tests = declared(files({**variants, "tox.ini": tox}), runtime=False, tests=True)
+    assert tests.requirements == ("coverage==7.10.7", "pytest==8.4.2")
+    assert tests.sources == ("tox.ini [testenv] deps",)
+    # Without tox.ini: of the files for several Pythons, the newest not newer than the sandbox's 3.11.
+    more = {**variants, "requirements-tests312.txt": "coverage==8.0\n", "requirements-tests3.10.txt": "coverage==7.8\n"}
+    tests = declared(files(more), runtime=False, tests=True)
+    assert tests.requirements == ("coverage==7.8", "coverage==7.9.0", "tox")
+    assert tests.sources == ("requirements-develop.txt", "requirements-tests3.10.txt")
+    # Only files for newer Pythons: the oldest of them.
+    tests = declared(
+        files({"requirements-py312.txt": "a\n", "requirements-py313.txt": "b\n"}), runtime=True, tests=False
+    )
+    assert tests.requirements == ("a",)
+
+
 def test_requirements_in_a_root_test_folder_are_the_tests() -> None:
     # tomli's shape (hukkin/tomli 9e56735): its test dependencies only in tests/requirements.txt
     # (named by a tox section inside pyproject.toml), nothing in [project] for the tests.

@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 from verifier.review.gitread import Entry
 from verifier.review.setup_py import read_setup_call
-from verifier.sandbox.requirements import DependencyError, DependencySpec, check_requirement, normalize, strip_line
+from verifier.sandbox.requirements import (
+    SANDBOX_MARKERS,
+    DependencyError,
+    DependencySpec,
+    check_requirement,
+    normalize,
+    strip_line,
+)
 
 if TYPE_CHECKING:
     from verifier.review.backend_metadata import BackendMetadata
@@ -177,10 +184,33 @@ _OTHER_PURPOSE = re.compile(r"doc|lint|typing|mypy|release|publish|bench", re.IG
 _TEST_FOLDERS = ("test", "tests", "testing")
 
 
+#: A Python version in a requirements file's name: requirements-tests38.txt, requirements-py3.11.txt.
+_PYTHON_IN_NAME = re.compile(r"(?<!\d)(?:py)?3[._]?(\d{1,2})(?!\d)", re.IGNORECASE)
+
+
+def _for_the_sandbox_python(paths: list[str]) -> list[str]:
+    """Of requirements files whose paths differ only in a Python version (wcwidth's
+    requirements-tests38.txt and -tests39.txt pin different versions of one package), the one for
+    the sandbox's Python: the newest not newer than it, else the oldest."""
+    sandbox_minor = int(SANDBOX_MARKERS["python_version"].split(".")[1])
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        found = _PYTHON_IN_NAME.search(name)
+        key = path if found is None else f"{folder}/{name[: found.start()]}{{py}}{name[found.end() :]}"
+        groups.setdefault(key, []).append((int(found.group(1)) if found else 0, path))
+    out = []
+    for members in groups.values():
+        fit = [m for m in members if m[0] <= sandbox_minor]
+        out.append((max(fit) if fit else min(members))[1])
+    return sorted(out)
+
+
 def requirements_files(files: Mapping[str, Entry]) -> list[str]:
     """The tree's requirements files: ``*requirements*.txt`` at the root or in a root test folder
     (``tests/requirements.txt``: the tests'), and the ``.txt`` files of a root folder
-    ``requirements*/`` (docs, lint, typing and release ones left out)."""
+    ``requirements*/`` (docs, lint, typing and release ones left out); of files for several
+    Python versions, the sandbox's (`_for_the_sandbox_python`)."""
     out = []
     for path in sorted(files):
         folder, _, name = path.rpartition("/")
@@ -190,7 +220,12 @@ def requirements_files(files: Mapping[str, Entry]) -> list[str]:
             folder.startswith("requirements") and "/" not in folder
         ):
             out.append(path)
-    return out
+    return _for_the_sandbox_python(out)
+
+
+def _for_tests(path: str) -> bool:
+    """Whether a requirements file is the tests' (its path says test, dev or ci) or the runtime's."""
+    return re.search(r"test|dev|ci", path, re.IGNORECASE) is not None
 
 
 def _literal(node: ast.expr | None, names: Mapping[str, ast.expr]) -> object:
@@ -258,17 +293,18 @@ def _setup_files(files: Mapping[str, Entry], *, runtime: bool, tests: bool) -> t
     return reqs, sources
 
 
-def _tox_deps(files: Mapping[str, Entry]) -> list[str]:
+def _tox_deps(files: Mapping[str, Entry]) -> tuple[list[str], list[str]]:
     """tox.ini's `[testenv] deps` (lines for every environment; factor-conditional lines and
-    substitutions other than `{toxinidir}` are left out)."""
+    substitutions other than `{toxinidir}` are left out), and the requirements files it names."""
     parser = configparser.RawConfigParser(strict=False, interpolation=None)
     try:
         parser.read_string(files["tox.ini"].data.decode("utf-8", "replace"))
     except configparser.Error as exc:
         raise DependencyError(f"tox.ini does not parse: {exc.__class__.__name__}") from exc
     if not parser.has_option("testenv", "deps"):
-        return []
+        return [], []
     out: list[str] = []
+    named: list[str] = []
     for number, raw in enumerate(parser.get("testenv", "deps").splitlines(), 1):
         line = strip_line(raw.replace("{toxinidir}/", "").replace("{toxinidir}", "."))
         if not line or "{" in line or re.match(r"^[\w.,!-]+:\s", line):
@@ -276,14 +312,15 @@ def _tox_deps(files: Mapping[str, Entry]) -> list[str]:
         where = f"tox.ini [testenv] deps line {number}"
         include = re.match(r"^(-r|--requirement|-c|--constraint)\s*=?\s*(\S+)$", line)
         if include:
-            out += _requirements_file(files, include.group(2).removeprefix("./"))
+            named.append(include.group(2).removeprefix("./"))
+            out += _requirements_file(files, named[-1])
         elif line in (".", "-e .", "-e.") or re.match(r"^-e\s+\.(\[.*\])?$", line):
             continue
         elif line.startswith("-"):
             raise DependencyError(f"{where}: pip option {line.split()[0]!r} is not supported by review")
         else:
             out.append(check_requirement(line, where))
-    return out
+    return out, named
 
 
 def declared(
@@ -292,8 +329,10 @@ def declared(
     """What `files` declares: its runtime dependencies (`runtime`) and what its tests need (`tests`).
 
     Requirements files count as the tests' when their path says test or dev, else as runtime;
-    tox.ini's deps are the tests'. With `metadata` (the build backend's), the project's own
-    dependencies and test extras are its `Requires-Dist`, not pyproject.toml / setup.cfg / setup.py.
+    tox.ini's deps are the tests', and when they name a tests' requirements file, that file is
+    the tests' (the root's other tests' files, a Python version's variants among them, are not
+    read). With `metadata` (the build backend's), the project's own dependencies and test extras
+    are its `Requires-Dist`, not pyproject.toml / setup.cfg / setup.py.
     """
     reqs: list[str] = []
     sources: list[str] = []
@@ -315,16 +354,16 @@ def declared(
         r, s = _setup_files(files, runtime=runtime, tests=tests)
         reqs += r
         sources += s
+    tox, tox_files = _tox_deps(files) if tests and "tox.ini" in files else ([], [])
+    tox_names_tests = any(_for_tests(path) for path in tox_files)
     for path in requirements_files(files):
-        if not (tests if re.search(r"test|dev|ci", path, re.IGNORECASE) else runtime):
+        if not (tests if _for_tests(path) else runtime) or (_for_tests(path) and tox_names_tests):
             continue
         reqs += _requirements_file(files, path)
         sources.append(path)
-    if tests and "tox.ini" in files:
-        found = _tox_deps(files)
-        if found:
-            reqs += found
-            sources.append("tox.ini [testenv] deps")
+    if tox:
+        reqs += tox
+        sources.append("tox.ini [testenv] deps")
     return DependencySpec(tuple(sorted(set(reqs))), tuple(sorted(set(sources))))
 
 

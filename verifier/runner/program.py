@@ -25,16 +25,14 @@ remaining cases are not run (each is recorded as such): the verdict is a timeout
 from __future__ import annotations
 
 import base64
-import errno
-import fcntl
 import os
-import select
 import signal
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
+from .case_process import CaseProcess, CaseRun
 from .cases import Case, Checker, Judgement, checker_from_source, compare, load_cases, run_checker
 from .clock import ChargedClock
 from .languages import BUILD_DIR, LANGUAGES
@@ -58,19 +56,11 @@ from .protocol import (
     untree,
 )
 from .proxy import MAX_TIMEOUTS, SandboxFailure, control, oom_kills
-from .reset import candidate_processes
 
-#: How often a running case checks the clock.
-POLL_S = 0.005
-#: How often a running case reads the memory of every candidate process (a scan of /proc).
-MEMORY_POLL_S = 0.01
 #: Bytes of a case's stderr kept for its failure's detail.
 STDERR_KEEP = 2000
 #: Bytes of stderr, over all cases, kept as the run's candidate output (evidence shows 4,000 characters).
 STDERR_LOG = 16 * 1024
-#: Reading what is left in the pipes after the reset killed every writer.
-DRAIN_S = 2.0
-_CHUNK = 1 << 16
 #: Most bytes of a compiled program's artifact (the binary, or Java's class files, as the
 #: protocol's JSON tree, base64: 4/3 of the files): more is a compile_error. The trusted side holds
 #: it about three times over while it checks and hands it on, within its 128 MiB reserve; no one
@@ -78,30 +68,6 @@ _CHUNK = 1 << 16
 ARTIFACT_BYTES = 24 * 1024**2
 #: Bytes of the compiler's messages kept (the rest is counted and said to be cut).
 COMPILE_MESSAGE_BYTES = 16 * 1024
-
-
-@dataclass
-class _Run:
-    """What one case's process did, from this side's and the kernel's observations."""
-
-    stdout: bytearray = field(default_factory=bytearray)
-    stderr: bytearray = field(default_factory=bytearray)
-    out_total: int = 0
-    err_total: int = 0
-    #: Why this side ended the case early: timeout, oom, output_limit, overloaded (or None).
-    ended: str | None = None
-    time_limit_s: float = 0.0
-    time_s: float = 0.0
-    #: Wall time from the fork to the program's end (or kill), whatever the host's load.
-    wall_s: float = 0.0
-    #: The monotonic clock just before the zygote was asked to fork the program (0: not yet).
-    forked_at: float = 0.0
-    status: dict[str, object] = field(default_factory=dict)
-    #: The largest resident memory of any candidate process of the case: read while it runs, and
-    #: the kernel's peak of every process the zygote reaped for it (see `_Case.run`).
-    peak_bytes: int = 0
-    oom_killed: bool = False
-    reset_ok: bool = True
 
 
 def _suite_files(root: str) -> dict[str, bytes]:
@@ -114,199 +80,6 @@ def _suite_files(root: str) -> dict[str, bytes]:
     return files
 
 
-def _rss_bytes(pid: int) -> int:
-    """The resident memory of `pid` now (0 when it is gone). /proc/PID/status is world-readable."""
-    try:
-        with open(f"/proc/{pid}/status", "rb") as fh:
-            for line in fh:
-                if line.startswith(b"VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
-
-
-def _largest_rss_bytes() -> int:
-    """The largest resident memory of any live candidate process now."""
-    return max((_rss_bytes(pid) for pid in candidate_processes(os.getpid())), default=0)
-
-
-def _exited(pid: int) -> bool:
-    """Whether `pid` has ended (a zombie the zygote has not reaped yet, or gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rpartition(b")")[2].split()[0] in (b"Z", b"X")
-    except (OSError, IndexError):
-        return True
-
-
-class _Case:
-    """One case's process, pipes and limits. `output_cap`: the most bytes of stdout (and of stderr)
-    a program may write; `stderr_keep`: how many bytes of its stderr are kept."""
-
-    def __init__(
-        self,
-        ctl: socket.socket,
-        config: ProgramConfig,
-        clock: ChargedClock,
-        output_cap: int,
-        stderr_keep: int,
-        op: str = "spawn_program",
-    ) -> None:
-        self.ctl = ctl
-        self.config = config
-        self.clock = clock
-        self.output_cap = output_cap
-        self.stderr_keep = stderr_keep
-        #: What the zygote starts: a case ("spawn_program") or the compile step ("compile").
-        self.op = op
-
-    def run(self, case: Case, time_limit_s: float) -> _Run:
-        run = _Run(time_limit_s=time_limit_s)
-        stdin_r, stdin_w = os.pipe()
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        backstop = int(time_limit_s * OVERLOAD_FACTOR) + 2
-        run.forked_at = time.monotonic()  # before the fork: wall_s covers all of the program's life
-        try:
-            reply = control(self.ctl, {"op": self.op, "cpu_s": backstop}, [stdin_r, out_w, err_w])
-        finally:
-            for fd in (stdin_r, out_w, err_w):
-                os.close(fd)
-        if not isinstance(reply.get("pid"), int):
-            raise SandboxFailure(f"the candidate launcher could not start the program ({reply.get('error')})")
-        pid = int(reply["pid"])
-        try:
-            pidfd: int | None = os.pidfd_open(pid)
-        except OSError:  # a kernel or runtime without pidfds: poll /proc instead
-            pidfd = None
-        oom_before = oom_kills()
-        try:
-            self._watch(run, pid, pidfd, case.input, stdin_w, out_r, err_r, time_limit_s)
-            run.status = control(self.ctl, {"op": "reap", "pid": pid})  # kills it if still running
-            run.oom_killed = run.status.get("signal") == signal.SIGKILL and oom_kills() > oom_before >= 0
-            # Every process of the candidate's uid dies here, so nothing else holds the pipes:
-            # what is left in them was written before the case ended (a case that ended on its
-            # own has none: it ends when the pipes do).
-            reset = control(self.ctl, {"op": "reset"})
-            run.reset_ok = bool(reset.get("ok"))
-            # The kernel's peaks: the main process's counts the children it waited for; the
-            # reset's is the largest of every process the zygote reaped since the last reset, the
-            # main process and (under runc, where the zygote is their subreaper) every orphan.
-            for kib in (run.status.get("max_rss_kb"), reset.get("peak_rss_kb")):
-                if isinstance(kib, int):
-                    run.peak_bytes = max(run.peak_bytes, kib * 1024)
-            self._drain(run, out_r, err_r)
-        finally:
-            for fd in (stdin_w, out_r, err_r, *([pidfd] if pidfd is not None else [])):
-                try:
-                    os.close(fd)
-                except OSError:  # stdin_w may be closed already
-                    pass
-        return run
-
-    def _take(self, run: _Run, fd: int, out_r: int) -> bool:
-        """Read what `fd` has; False at its end."""
-        try:
-            chunk = os.read(fd, _CHUNK)
-        except BlockingIOError:
-            return True
-        if not chunk:
-            return False
-        if fd == out_r:
-            run.out_total += len(chunk)
-            room = self.output_cap - len(run.stdout)
-            if room > 0:
-                run.stdout += chunk[:room]
-        else:
-            run.err_total += len(chunk)
-            room = self.stderr_keep - len(run.stderr)
-            if room > 0:
-                run.stderr += chunk[:room]
-        if run.out_total > self.output_cap or run.err_total > self.output_cap:
-            run.ended = run.ended or "output_limit"
-        return True
-
-    def _watch(
-        self,
-        run: _Run,
-        pid: int,
-        pidfd: int | None,
-        data: bytes,
-        stdin_w: int,
-        out_r: int,
-        err_r: int,
-        time_limit_s: float,
-    ) -> None:
-        """Feed and drain the program until it ends or a limit ends it. The program is every
-        process of the case: it ends when the main process has exited and stdout and stderr are
-        closed by every process that held them (a child still writing keeps the case, and its
-        clock, running), and memory is the largest of any of them."""
-        for fd in (stdin_w, out_r, err_r):
-            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
-        clock = self.clock
-        clock.watch(pid)
-        start_charged, start_wall = clock.charged(), time.monotonic()
-        pending = memoryview(data)
-        feeding = True
-        if not pending:
-            os.close(stdin_w)
-            feeding = False
-        readers = {out_r, err_r}
-        exited = False
-        memory_at = 0.0
-        try:
-            while run.ended is None and not (exited and not readers):
-                watch = [*readers, *([pidfd] if pidfd is not None and not exited else [])]
-                readable, writable, _ = select.select(watch, [stdin_w] if feeding else [], [], POLL_S)
-                if feeding and writable:
-                    try:
-                        pending = pending[os.write(stdin_w, pending[:_CHUNK]) :]
-                    except BlockingIOError:
-                        pass
-                    except OSError as exc:  # the program closed its stdin: it wants no more
-                        if exc.errno != errno.EPIPE:
-                            raise
-                        pending = pending[:0]
-                    if not pending:
-                        os.close(stdin_w)
-                        feeding = False
-                for fd in readable:
-                    if fd in readers and not self._take(run, fd, out_r):
-                        readers.discard(fd)
-                if not exited:
-                    exited = (pidfd in readable) if pidfd is not None else _exited(pid)
-                    if exited:
-                        clock.watch(None)  # its pid may be another process's soon
-                if run.ended is not None or (exited and not readers):
-                    break
-                charged = clock.charged() - start_charged
-                if charged >= time_limit_s:
-                    run.ended = "timeout"
-                elif time.monotonic() - start_wall >= time_limit_s * OVERLOAD_FACTOR:
-                    run.ended = "overloaded"
-                elif time.monotonic() - memory_at >= MEMORY_POLL_S:
-                    memory_at = time.monotonic()
-                    run.peak_bytes = max(run.peak_bytes, _largest_rss_bytes())
-                    if run.peak_bytes > self.config.memory_bytes:
-                        run.ended = "oom"
-        finally:
-            if feeding:
-                os.close(stdin_w)
-            run.time_s = clock.charged() - start_charged
-            run.wall_s = time.monotonic() - (run.forked_at or start_wall)
-            clock.watch(None)
-
-    def _drain(self, run: _Run, out_r: int, err_r: int) -> None:
-        readers = {out_r, err_r}
-        deadline = time.monotonic() + DRAIN_S
-        while readers and time.monotonic() < deadline:
-            readable = select.select(list(readers), [], [], max(0.0, deadline - time.monotonic()))[0]
-            for fd in readable:
-                if not self._take(run, fd, out_r):
-                    readers.discard(fd)
-
-
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -314,7 +87,7 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _stderr_detail(run: _Run) -> str:
+def _stderr_detail(run: CaseRun) -> str:
     text = run.stderr.decode("utf-8", "replace")
     if run.err_total > len(run.stderr):
         text += f"\n... [{run.err_total - len(run.stderr)} more bytes of stderr]"
@@ -331,7 +104,7 @@ class _Outcome:
 
 
 def _outcome(
-    case: Case, run: _Run, config: ProgramConfig, judge: Callable[[Case, bytes], Judgement], cap: int
+    case: Case, run: CaseRun, config: ProgramConfig, judge: Callable[[Case, bytes], Judgement], cap: int
 ) -> _Outcome:
     status = run.status
     raw_exit, raw_sig, raw_rss, raw_cpu = (status.get(k) for k in ("exit_code", "signal", "max_rss_kb", "cpu_s"))
@@ -428,7 +201,7 @@ def _compile(ctl: socket.socket, program: ProgramConfig, clock: ChargedClock, le
     rest (objects, caches, anything the compiler left in /tmp)."""
     limit_s = min(program.compile_timeout_s, left_s)
     settings = replace(program, memory_bytes=program.compile_memory_bytes, time_limit_s=program.compile_timeout_s)
-    runner = _Case(ctl, settings, clock, ARTIFACT_BYTES, COMPILE_MESSAGE_BYTES, op="compile")
+    runner = CaseProcess(ctl, settings, clock, ARTIFACT_BYTES, COMPILE_MESSAGE_BYTES, op="compile")
     run = runner.run(Case(name="<compile>", input=b"", output=b""), limit_s)
     raw_exit, raw_sig, raw_rss = (run.status.get(k) for k in ("exit_code", "signal", "max_rss_kb"))
     exit_code = raw_exit if isinstance(raw_exit, int) else None
@@ -516,7 +289,7 @@ def run_program(header: JobHeader, ctl: socket.socket, progress: Progress | None
         compiled = _compile(ctl, program, clock, config.budget_s)
         if not compiled.record.ok:
             return _not_compiled(config, cases, compiled, time.monotonic() - t_start, clock), False
-    runner = _Case(ctl, program, clock, output_cap, stderr_keep)
+    runner = CaseProcess(ctl, program, clock, output_cap, stderr_keep)
     outcomes: list[_Outcome] = []
     timeouts = 0
     trouble = False
