@@ -178,6 +178,27 @@ def test_tox_names_the_tests_requirements_file_and_python_variants_pick_the_sand
     assert tests.requirements == ("a",)
 
 
+def test_a_dev_file_includes_by_relative_paths_and_its_docs_include_is_left_out() -> None:
+    # more-itertools' shape (958990e): requirements/development.txt includes testing.txt,
+    # typechecks.txt and ../docs/requirements.txt (read as requirements/../docs/..., not in the tree).
+    tree = files(
+        {
+            "requirements/development.txt": "--requirement testing.txt\n--requirement typechecks.txt\n"
+            "--requirement ../docs/requirements.txt\n-r ./sub/../extra-test.txt\n",
+            "requirements/testing.txt": "coverage\n",
+            "requirements/typechecks.txt": "mypy\n",
+            "requirements/extra-test.txt": "hypothesis\n",
+            "docs/requirements.txt": "Sphinx\n",
+        }
+    )
+    tests = declared(tree, runtime=False, tests=True)
+    assert tests.requirements == ("coverage", "hypothesis")
+    assert tests.sources == ("requirements/development.txt", "requirements/extra-test.txt", "requirements/testing.txt")
+    outside = files({"requirements/dev.txt": "-r ../../secret.txt\n"})
+    with pytest.raises(DependencyError, match="outside the tree"):
+        declared(outside, runtime=False, tests=True)
+
+
 def test_requirements_in_a_root_test_folder_are_the_tests() -> None:
     # tomli's shape (hukkin/tomli 9e56735): its test dependencies only in tests/requirements.txt
     # (named by a tox section inside pyproject.toml), nothing in [project] for the tests.

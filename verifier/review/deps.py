@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import posixpath
 import re
 import tomllib
 from collections.abc import Mapping
@@ -166,6 +167,12 @@ def _requirements_file(
         option = re.match(r"^(-r|--requirement|-c|--constraint)\s*=?\s*(\S+)$", line)
         if option:
             target = folder + option.group(2)
+            if host_dir is None:  # a file of the tree: requirements/../docs/requirements.txt is docs/...
+                target = posixpath.normpath(target)
+                if target == ".." or target.startswith("../"):
+                    raise DependencyError(f"{where}: includes {option.group(2)!r}, outside the tree")
+                if _OTHER_PURPOSE.search(target):
+                    continue  # a dev file's docs or lint include: left out, as those files are at the root
             out += _requirements_file(files, target, depth + 1, host_dir=host_dir)
             continue
         if line in (".", "-e .", "-e.", "--editable .", "--editable=.") or re.match(r"^-e\s+\.(\[.*\])?$", line):
@@ -177,7 +184,7 @@ def _requirements_file(
 
 
 #: Requirements files for other purposes than running the code and its tests.
-_OTHER_PURPOSE = re.compile(r"doc|lint|typing|mypy|release|publish|bench", re.IGNORECASE)
+_OTHER_PURPOSE = re.compile(r"doc|lint|typing|typecheck|mypy|release|publish|bench", re.IGNORECASE)
 
 
 #: Root folders of tests that may keep the tests' own requirements (`tests/requirements.txt`).
