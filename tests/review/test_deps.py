@@ -8,6 +8,7 @@ import pytest
 
 from verifier.review.deps import DependencyError, declared, from_file, project_info
 from verifier.review.gitread import Entry, Files
+from verifier.sandbox.environment import sandbox_pins
 
 PYPROJECT = """
 [project]
@@ -157,14 +158,14 @@ def test_tox_names_the_tests_requirements_file_and_python_variants_pick_the_sand
     # versions of coverage, and tox.ini's [testenv] deps names the one its tests use. Read
     # together, they could not be installed (an environment error blamed on nobody's change).
     variants = {
-        "requirements-tests38.txt": "coverage==7.6.1\npytest==8.3.5\n",
-        "requirements-tests39.txt": "coverage==7.10.7\npytest==8.4.2\n",
+        "requirements-tests38.txt": "coverage==7.6.1\nfreezegun==1.4.0\n",
+        "requirements-tests39.txt": "coverage==7.10.7\nfreezegun==1.5.1\n",
         "requirements-develop.txt": "coverage==7.9.0\ntox\n",
         "requirements-tests38.in": "coverage[toml]<=7.6.1\n",
     }
     tox = "[tox]\nenvlist = py{38,39,311}\n\n[testenv]\ndeps = -r requirements-tests39.txt\n"
     tests = declared(files({**variants, "tox.ini": tox}), runtime=False, tests=True)
-    assert tests.requirements == ("coverage==7.10.7", "pytest==8.4.2")
+    assert tests.requirements == ("coverage==7.10.7", "freezegun==1.5.1")
     assert tests.sources == ("tox.ini [testenv] deps",)
     # Without tox.ini: of the files for several Pythons, the newest not newer than the sandbox's 3.11.
     more = {**variants, "requirements-tests312.txt": "coverage==8.0\n", "requirements-tests3.10.txt": "coverage==7.8\n"}
@@ -176,6 +177,20 @@ def test_tox_names_the_tests_requirements_file_and_python_variants_pick_the_sand
         files({"requirements-py312.txt": "a\n", "requirements-py313.txt": "b\n"}), runtime=True, tests=False
     )
     assert tests.requirements == ("a",)
+
+
+def test_pins_on_the_test_runner_s_own_packages_give_way_to_the_sandbox_s() -> None:
+    # wcwidth's requirements-tests39.txt pins iniconfig==2.1.0 and pytest==8.4.2: beside the
+    # sandbox's pytest they could not be installed (an environment error for every review).
+    pins = dict(pin.split("==") for pin in sandbox_pins())
+    tree = files({"requirements-tests.txt": "pytest==8.4.2\niniconfig==2.1.0\npytest-cov==6.0\nhypothesis>=6\n"})
+    tests = declared(tree, runtime=False, tests=True)
+    assert tests.requirements == ("hypothesis>=6", "pytest-cov==6.0")  # hypothesis>=6 admits the pin: kept
+    assert tests.sources == (
+        "requirements-tests.txt",
+        f"the sandbox's own iniconfig=={pins['iniconfig']}, pytest=={pins['pytest']} "
+        "(the test runner's: the project's pins set aside)",
+    )
 
 
 def test_a_dev_file_includes_by_relative_paths_and_its_docs_include_is_left_out() -> None:

@@ -27,8 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from verifier.review.gitread import Entry
 from verifier.review.setup_py import read_setup_call
+from verifier.sandbox.environment import sandbox_pins
 from verifier.sandbox.requirements import (
     SANDBOX_MARKERS,
     DependencyError,
@@ -371,7 +374,33 @@ def declared(
     if tox:
         reqs += tox
         sources.append("tox.ini [testenv] deps")
+    reqs, replaced = _the_sandbox_runs_the_tests(reqs)
+    if replaced:
+        said = ", ".join(replaced)
+        sources.append(f"the sandbox's own {said} (the test runner's: the project's pins set aside)")
     return DependencySpec(tuple(sorted(set(reqs))), tuple(sorted(set(sources))))
+
+
+def _the_sandbox_runs_the_tests(reqs: list[str]) -> tuple[list[str], list[str]]:
+    """The requirements without those on the test runner's own packages (pytest, pluggy,
+    iniconfig, Hypothesis, ... at the sandbox image's pins) that exclude the pinned version, and
+    the pins used instead: the tests run under the sandbox's pytest, whatever a project's
+    lock file pinned for its own (wcwidth's iniconfig==2.1.0 could not be installed beside it)."""
+    pins = {normalize(pin.split("==")[0]): pin for pin in sandbox_pins()}
+    kept: list[str] = []
+    replaced: set[str] = set()
+    for line in reqs:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            kept.append(line)
+            continue
+        pin = pins.get(normalize(req.name))
+        if pin is not None and not req.specifier.contains(pin.split("==")[1], prereleases=True):
+            replaced.add(pin)
+        else:
+            kept.append(line)
+    return kept, sorted(replaced)
 
 
 def from_file(path: Path) -> DependencySpec:
