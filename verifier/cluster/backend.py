@@ -24,6 +24,7 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, TypedDict, Unpack
@@ -309,12 +310,7 @@ class RayBackend(SandboxBackend):
         # A node's actor cannot call back into this process while it runs: no progress lines.
         job = dataclasses.replace(job, progress=None)
         ray = self._ray
-        lost_errors = (
-            ray.exceptions.RayActorError,
-            ray.exceptions.NodeDiedError,
-            ray.exceptions.ObjectLostError,
-            ray.exceptions.WorkerCrashedError,
-        )
+        lost_errors = self._lost_errors()
         reran = False
         while True:
             node = self._take()
@@ -347,18 +343,42 @@ class RayBackend(SandboxBackend):
             # A rerun on another node after the first was lost: the evidence says it took two runs.
             return dataclasses.replace(result, attempts=result.attempts + 1) if reran else result
 
+    def _lost_errors(self) -> tuple[type[BaseException], ...]:
+        """What a call to a node's actor raises when the node (or its actor) is gone."""
+        exceptions = self._ray.exceptions
+        return (
+            exceptions.RayActorError,  # ActorDiedError, ActorUnavailableError (a raylet just killed)
+            exceptions.NodeDiedError,
+            exceptions.ObjectLostError,
+            exceptions.WorkerCrashedError,
+        )
+
+    def _on_live_nodes(self, call: Callable[[Any], Any]) -> list[tuple[_Node, Any]]:
+        """`call(actor)` on every live node, and the answers of the nodes that answered: a node
+        lost meanwhile is marked lost (as a job's run does) and left out, never an error of the
+        caller's; SandboxUnavailable when no node is left."""
+        sent = [(node, call(node.actor)) for node in self._live()]
+        answers: list[tuple[_Node, Any]] = []
+        for node, ref in sent:
+            try:
+                answers.append((node, self._ray.get(ref)))
+            except self._lost_errors() as exc:
+                self._lose(node, exc)
+        if not answers:
+            raise SandboxUnavailable("no Ray node is left: every node was lost")
+        return answers
+
     def environment(self, spec: DependencySpec, image: str) -> Environment:
         """Every live node finds or builds the environment of `spec`; all must have the same digest."""
-        nodes = self._live()
-        answers = self._ray.get([n.actor.environment.remote(spec, image) for n in nodes])
-        return agreed_environment({n.info.name: a for n, a in zip(nodes, answers, strict=True)})
+        answers = self._on_live_nodes(lambda actor: actor.environment.remote(spec, image))
+        return agreed_environment({node.info.name: answer for node, answer in answers})
 
     def image_id(self, image: str) -> str:
         """The image id every live node holds for `image`; SandboxUnavailable when they differ."""
         if image == self.image:
             ids = {n.image_id for n in self.nodes}
         else:
-            ids = set(self._ray.get([n.actor.image_id.remote(image) for n in self._live()]))
+            ids = {str(answer) for _node, answer in self._on_live_nodes(lambda actor: actor.image_id.remote(image))}
         if len(ids) != 1:
             raise SandboxUnavailable(f"the Ray nodes hold {len(ids)} different builds of {image}")
         return ids.pop()
@@ -369,8 +389,7 @@ class RayBackend(SandboxBackend):
 
     def warm_up(self, timeout: float = 60.0) -> int:
         """Wait until every node's pool is full (or timeout); returns how many containers are idle."""
-        counts = self._ray.get([n.actor.warm_up.remote(timeout) for n in self._live()])
-        return int(sum(counts))
+        return int(sum(answer for _node, answer in self._on_live_nodes(lambda actor: actor.warm_up.remote(timeout))))
 
     def stats(self) -> ClusterStats:
         with self._cond:
