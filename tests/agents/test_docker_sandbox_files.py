@@ -10,7 +10,7 @@ import pytest
 
 from verifier.agents.sandbox.box import AGENT_UID, DockerSandbox
 from verifier.agents.sandbox.commands import frames
-from verifier.agents.sandbox.files import Place, download_results, upload_results
+from verifier.agents.sandbox.files import Place, download_results, folder_results, upload_results
 from verifier.agents.sandbox.limits import AgentSandboxLimits
 from verifier.sandbox.attach import HEADER, STDERR, STDOUT
 
@@ -52,6 +52,15 @@ def test_transfer_records_cut_short_are_left_out() -> None:
         0: None,
         1: "no_space",
     }
+
+
+@pytest.mark.parametrize("header", [b"5", b"[1, 2]", b'"error"', b"null"])
+def test_a_folder_record_whose_header_is_not_an_object_ends_the_folder_as_cut(header: bytes) -> None:
+    # The FOLDER program's framing: a JSON object per record. Anything else is the output cut or
+    # broken, never a TypeError or AttributeError out of the trusted side.
+    one = json.dumps({"path": "a.txt", "size": 2}).encode() + b"\nhi"
+    assert folder_results(one + header + b"\n") == ({"a.txt": b"hi"}, {"error": "cut", "path": ""})
+    assert download_results(header + b"\n") == {}
 
 
 def test_stream_frames_are_taken_whole_across_reads() -> None:

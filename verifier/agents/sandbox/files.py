@@ -244,16 +244,17 @@ def upload_results(stdout: bytes) -> dict[int, str | None]:
     return results
 
 
-def _header(stdout: bytes, at: int) -> tuple[Any, int] | None:
+def _header(stdout: bytes, at: int) -> tuple[dict[str, Any], int] | None:
     """The JSON header line of the record at `at` and where the record's content starts; None
-    when the line is cut short or is not JSON (the DOWNLOAD and FOLDER programs' framing)."""
+    when the line is cut short or is not a JSON object (the DOWNLOAD and FOLDER programs' framing)."""
     end = stdout.find(b"\n", at)
     if end < 0:
         return None
     try:
-        return json.loads(stdout[at:end]), end + 1
+        record = json.loads(stdout[at:end])
     except ValueError:
         return None
+    return (record, end + 1) if isinstance(record, dict) else None
 
 
 def download_results(stdout: bytes) -> dict[int, tuple[str | None, int, bytes]]:
