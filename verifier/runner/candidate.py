@@ -267,6 +267,12 @@ class Objects:
         return self.methods[cls]
 
     def refer(self, obj: Any) -> list[Any]:
+        if _has_buffer(obj):
+            raise wire.BadWireValue(
+                f"an object of type {_text(type(obj).__name__)[:100]} with a buffer (bytes-like): a handle could not "
+                "answer memoryview(), bytes' operators or hashlib as it does; return bytes, or a bytearray the "
+                "candidate no longer holds"
+            )
         # One reference per object (the table keeps it alive, so its id stays its own): the
         # trusted side then holds one handle per object, and `iter(it) is it` holds there too.
         ident = self.idents.get(id(obj))
@@ -303,6 +309,25 @@ class Objects:
 _FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
+#: `sys.getrefcount` of an answer that only the answering loop's own name holds (the name and
+#: getrefcount's argument): nothing in the candidate's process can change or alias it later.
+_UNHELD = 2
+
+
+def _has_buffer(obj: Any) -> bool:
+    """Whether `obj`'s type has the buffer protocol (bytearray, memoryview, array.array, mmap,
+    a numpy array refused as data, their subclasses). A handle cannot have one in Python 3.11
+    (no ``__buffer__``): memoryview(), ``b"" + x`` and hashlib would raise TypeError for the
+    handle and not for the object, so such an object never becomes a handle."""
+    try:
+        memoryview(obj).release()
+    except TypeError:
+        return False
+    except Exception:  # noqa: BLE001 - the type has a buffer; this object refused to export it
+        return True
+    return True
+
+
 def _names(mod: Any, objects: Objects) -> dict[str, Any]:
     names: dict[str, Any] = {}
     for name in dir(mod):
@@ -321,7 +346,10 @@ def _names(mod: Any, objects: Objects) -> dict[str, Any]:
             try:
                 names[name] = ["value", wire.encode(value)]
             except wire.BadWireValue:
-                names[name] = ["object", objects.methods_of(type(value)), objects.protocols_of(type(value))]
+                if _has_buffer(value):  # neither a value nor a handle answers as it would
+                    names[name] = ["not_plain", f"a {_text(type(value).__name__)[:100]} with a buffer (bytes-like)"]
+                else:
+                    names[name] = ["object", objects.methods_of(type(value)), objects.protocols_of(type(value))]
     return names
 
 
@@ -489,6 +517,8 @@ def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str, ready_fd
                         reply = {"stop": True, "value": objects.encode(result.value)}
                     elif isinstance(result, _NotImplemented):
                         reply = {"not_implemented": True}
+                    elif type(result) is bytearray and sys.getrefcount(result) <= _UNHELD:
+                        reply = {"value": wire.encode_bytearray(result)}
                     else:
                         reply = {"value": objects.encode(result)}
             except wire.BadWireValue as exc:

@@ -521,6 +521,11 @@ class CandidateModule(types.ModuleType):
             return _make_function(session, self.__name__, attr)
         if kind[0] == "exception":
             return session.named(self.__name__, attr, kind)
+        if kind[0] == "not_plain":
+            raise NotPlainData(
+                f"the candidate's {attr[:100]!r} cannot cross: neither a copy nor a handle answers as it does",
+                str(kind[1:2])[:200],
+            )
         if kind[0] == "value":
             try:
                 return wire.decode(kind[1])

@@ -159,6 +159,14 @@ def encode(value: Any, depth: int = 0, refer: Refer | None = None) -> Any:
     raise BadWireValue(f"an object of type {t.__name__}, not plain data")
 
 
+def encode_bytearray(value: bytearray) -> list[Any]:
+    """An exact bytearray as a value: only a candidate's answer that nothing in its process still
+    holds (candidate.py checks that), so a copy on the trusted side is the object itself. Any
+    other bytearray (an argument, one the candidate keeps) is not plain data: a copy would not
+    see a change made in place, and a handle has no buffer."""
+    return ["BA", base64.b64encode(value).decode()]
+
+
 def decode(value: Any, depth: int = 0, resolve: Resolve | None = None) -> Any:
     """Build builtin values from `encode`'s form. Untrusted input: only builtins come out, and
     references only through `resolve` (handles the trusted side made itself)."""
@@ -185,8 +193,9 @@ def decode(value: Any, depth: int = 0, resolve: Resolve | None = None) -> Any:
         return {decode(v, depth + 1, resolve) for v in body}
     if tag == "F":
         return frozenset(decode(v, depth + 1, resolve) for v in body)
-    if tag == "B":
-        return base64.b64decode(body)
+    if tag in ("B", "BA") and type(body) is str:
+        data = base64.b64decode(body, validate=True)
+        return data if tag == "B" else bytearray(data)
     if tag == "C":
         return complex(float.fromhex(body[0]), float.fromhex(body[1]))
     if tag == "SL" and type(body) is list and len(body) == 3:
