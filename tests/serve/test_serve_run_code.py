@@ -41,9 +41,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, sandbox_image: str) -> Iter
         server.stop()
 
 
-def verl_call(
-    served: Served, code: str, stdin: str | None, timeout: float = 2, memory_mb: int = 256, language: str = "python"
-) -> dict[str, Any]:
+def verl_call(served: Served, code: str, stdin: str | None, timeout: int = 2, memory_mb: int = 256) -> dict[str, Any]:
     """verl's `call_sandbox_api`, restated: the same payload (keys in its order, `json.dumps`),
     the same headers, `requests.post(url, headers=..., data=...)`, a 504 tried again (three tries
     in all, 1 s then 2 s apart; here as many as the suite's other checks settle)."""
@@ -54,7 +52,7 @@ def verl_call(
             "code": code,
             "stdin": stdin,
             "memory_limit_MB": memory_mb,
-            "language": language,
+            "language": "python",
             "files": {},
             "fetch_files": [],
         }
@@ -222,54 +220,3 @@ def test_files_are_written_beside_the_program(served: Served) -> None:
                 assert exc.status == 400 and words in exc.reason, exc
             else:
                 raise AssertionError(f"{bad} was taken")
-
-
-CPP_SUM = "#include <iostream>\nint main() { long long a, b; std::cin >> a >> b; std::cout << a + b << std::endl; }\n"
-JAVA_SUM = """import java.util.Scanner;
-public class Solution {
-    public static void main(String[] args) {
-        Scanner in = new Scanner(System.in);
-        long a = in.nextLong(), b = in.nextLong();
-        System.out.println(a + b);
-    }
-}
-"""
-
-
-@pytest.fixture(scope="module")
-def other_languages(served: Served, docker_client: Any) -> Served:
-    from verifier.sandbox.image import language_image
-
-    language_image(docker_client, "cpp")  # built once (minutes), before a request waits on it
-    return served
-
-
-def test_other_languages_answer_as_sandboxfusion(other_languages: Served) -> None:
-    """verl's requests in SandboxFusion's other languages: a compiled language's compile_result
-    (Finished 0, a compile error with the compiler's words, TimeLimitExceeded past
-    compile_timeout), none for an interpreted one, and verl reads each as SandboxFusion's."""
-    served = other_languages
-    cpp = verl_call(served, CPP_SUM, "20 22\n", timeout=10, language="cpp")
-    assert cpp["status"] == "Success" and cpp["run_result"]["stdout"] == "42\n", cpp
-    assert cpp["compile_result"]["status"] == "Finished" and cpp["compile_result"]["return_code"] == 0
-    assert verl_reads(cpp, "42") is True and verl_reads(cpp, "41") is False
-    broken = verl_call(served, CPP_SUM.replace("<< std::endl;", "<< std::endl"), "1 2\n", timeout=10, language="c++")
-    assert broken["status"] == "Failed" and broken["run_result"] is None, broken
-    assert broken["compile_result"]["status"] == "Finished" and broken["compile_result"]["return_code"] == 1
-    assert "error" in broken["compile_result"]["stderr"] and verl_reads(broken, "3") == -4
-    slow = verl_call(served, CPP_SUM, "1 2\n", timeout=0.01, language="cpp")  # g++ takes longer than 10 ms
-    assert slow["status"] == "Failed" and slow["run_result"] is None, slow
-    assert slow["compile_result"]["status"] == "TimeLimitExceeded" and verl_reads(slow, "3") == -4
-    java = verl_call(served, JAVA_SUM, "40 2\n", timeout=10, language="java")
-    assert java["status"] == "Success" and verl_reads(java, "42") is True, java
-    thrown = verl_call(served, JAVA_SUM, "forty two\n", timeout=10, language="java")
-    assert thrown["status"] == "Failed" and thrown["run_result"]["return_code"] == 1, thrown
-    assert "InputMismatchException" in thrown["run_result"]["stderr"] and verl_reads(thrown, "42") == -2
-    node = verl_call(served, "console.log('ok')\n", None, timeout=10, language="javascript")
-    assert node["status"] == "Success" and node["compile_result"] is None and verl_reads(node, "ok") is True
-    sleepy = verl_call(served, "echo started\nsleep 30\n", None, timeout=1, language="bash")
-    assert sleepy["run_result"]["status"] == "TimeLimitExceeded" and verl_reads(sleepy, "") == -3, sleepy
-    with Client(served.url, served.tokens["verl"]) as client:
-        evidence = client.evidence(java["evidence_id"])
-    assert evidence.program is not None and evidence.program.language == "java"
-    assert any(t.startswith("openjdk-17") for t in evidence.program.toolchain), evidence.program

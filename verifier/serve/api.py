@@ -148,17 +148,12 @@ class Health(BaseModel):
 
 # -- SandboxFusion's /run_code ------------------------------------------------------------------
 class RunCodeRequest(BaseModel):
-    """SandboxFusion's `RunCodeRequest` (the fields verl's reward code sends), in the languages of
-    docs/programs.md; `fetch_files` and `args` must be empty (docs/serve.md has the table)."""
+    """SandboxFusion's `RunCodeRequest` (the fields verl's reward code sends). Python only;
+    `fetch_files` and `args` must be empty (docs/serve.md has the table)."""
 
     model_config = ConfigDict(extra="ignore")
 
-    compile_timeout: float = Field(
-        10,
-        gt=0,
-        description="Seconds the compile step of a compiled language (c, cpp, java, go, rust) may take (charged "
-        "time); past the server's max_compile_timeout_s, that limit. Unused for interpreted languages.",
-    )
+    compile_timeout: float = Field(10, description="Ignored: Python is checked for syntax, which takes no time.")
     run_timeout: float = Field(
         10,
         gt=0,
@@ -166,15 +161,13 @@ class RunCodeRequest(BaseModel):
         "server's max_run_timeout_s, that limit.",
     )
     memory_limit_MB: int = Field(-1, description="Peak memory of the program in MiB; -1: the server's default.")
-    code: str = Field(description="The program's source (Python runs as __main__; docs/programs.md for the rest).")
+    code: str = Field(description="The program: Python source, run as __main__.")
     stdin: str | None = Field(None, description="What the program reads on stdin.")
-    language: str = Field(
-        description="SandboxFusion's names: python (python3), c, cpp, java, nodejs (javascript, js), go, rust, bash."
-    )
+    language: str = Field(description="Only 'python' (also 'python3').")
     files: dict[str, str | None] = Field(
         {},
-        description="Python only: relative path -> base64 content (null: skipped), written beside the program "
-        "(which is solution.py then) before it runs; at most 100 files, 8 MiB decoded.",
+        description="Relative path -> base64 content (null: skipped), written beside the program (which is "
+        "solution.py then) before it runs; at most 100 files, 8 MiB decoded.",
     )
     fetch_files: list[str] = Field([], description="Not supported: must be empty.")
     args: list[str] = Field([], description="Not supported: must be empty.")

@@ -58,8 +58,7 @@ MAX_GROUP_INPUT_BYTES = 4 * 1024**2
 #: The job's time limit is at most Limits' (an hour).
 MAX_JOB_S = 3600.0
 
-#: Requests share a job only with the same principal, program and language and limits.
-Key = tuple[str, str, ProgramLimits]
+Key = tuple[str, str, float, int]
 #: Keeps a check's evidence for its principal and counts it (`checks.record`, for "programs").
 Record = Callable[[TokenSpec, ClientState, Evidence], None]
 
@@ -70,7 +69,7 @@ class _Empty(Exception):
 
 def group_size(config: RunCodeConfig, limits: ProgramLimits) -> int:
     """How many requests with these limits may share a job (1: they run alone)."""
-    by_time = int((MAX_JOB_S - RUN_SLACK_S - (limits.compile_timeout_s or 0.0)) // limits.run_timeout_s)
+    by_time = int((MAX_JOB_S - RUN_SLACK_S) // limits.run_timeout_s)
     by_output = MAX_GROUP_OUTPUT_BYTES // config.output_bytes
     size = max(1, min(MAX_GROUP, by_time, by_output))
     # Each case's share of the output must be the one it has alone (never fewer bytes kept).
@@ -154,7 +153,7 @@ class Coalescer:
         request is admitted (`client` counts it); its count is given back when its case has run.
         Each job's evidence is recorded once (`record`)."""
         config = self.config
-        key: Key = (spec.name, candidate.sha256, limits)
+        key: Key = (spec.name, candidate.sha256, limits.run_timeout_s, limits.memory_mb)
         member = _Member(stdin, client, asyncio.get_running_loop().create_future())
         try:
             free = self.running_engine().free_workers

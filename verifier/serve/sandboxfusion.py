@@ -2,29 +2,23 @@
 (`kind = "program"`, `compare = "none"`: nothing compared, stdout and stderr come back; requests
 for the same program waiting at once share a suite of as many cases, `coalesce`), and the
 evidence becomes SandboxFusion's answer, in the shape and words SandboxFusion's own Python runner
-gives (`sandbox/server/sandbox_api.py`, `sandbox/runners/base.py` and `major.py` of
-bytedance/SandboxFusion). `language` is one of docs/programs.md's (SandboxFusion's names); a
-compiled language (c, cpp, java, go, rust) compiles first, within `compile_timeout`, and its
-`compile_result` says how; an interpreted one (python, nodejs, bash) has none (null). `status` is
-Success only when the program compiled (or needs no compiling) and the run finished with exit
-code 0.
+gives (`sandbox/server/sandbox_api.py` and `sandbox/runners/base.py` of bytedance/SandboxFusion):
+Python has no compile step there, so `compile_result` is null, and `status` is Success only when
+the run finished with exit code 0.
 
 | evidence | HTTP | status | compile_result | run_result |
 | --- | --- | --- | --- | --- |
-| the program exited 0 | 200 | Success | null, or Finished, 0 | Finished, 0, stdout, stderr, wall time |
-| a compiled language's compile error | 200 | Failed | Finished, the compiler's code, its message on stderr | null |
-| its compile step over `compile_timeout` | 200 | Failed | TimeLimitExceeded, return code null | null |
+| the program exited 0 | 200 | Success | null | Finished, 0, stdout, stderr, wall time |
 | exited non-zero, or killed by a signal (-N) | 200 | Failed | null | Finished, its code |
-| Python's syntax error (found before any sandbox) | 200 | Failed | null | Finished, 1, the parser's message on stderr |
+| a syntax error (refused before any sandbox) | 200 | Failed | null | Finished, 1, the interpreter's message on stderr |
 | over its time limit | 200 | Failed | null | TimeLimitExceeded, return code null |
 | over its memory or output limit | 200 | Failed | null | Finished, -9 (killed) |
 | code the verifier refuses (over 1 MiB) | 200 | Failed | null | null (`message` says why) |
 | our sandbox failed (infra_error) | 200 | SandboxError | null | null |
 | the host too busy (overloaded) | 504 + Retry-After | SandboxError | null | null |
 
-`files` (path -> base64) make a Python candidate a folder: the program as `solution.py`, the
-files beside it (paths checked as every candidate folder's are); with another language they are
-refused, as `fetch_files` is.
+`files` (path -> base64) make the candidate a folder: the program as `solution.py`, the files
+beside it (paths checked as every candidate folder's are); `fetch_files` is refused.
 
 Overloaded answers 504, not 503: verl's client retries a 504 (Gateway Timeout), and only that.
 """
@@ -41,14 +35,12 @@ from dataclasses import dataclass
 from verifier.errors import InvalidInput
 from verifier.evidence import CaseOutcome, Evidence, FailureKind, Status
 from verifier.inputs import Candidate
-from verifier.runner import languages
 from verifier.serve.api import CommandRunResult, RunCodeRequest, RunCodeResponse
 from verifier.serve.body import Refusal
 from verifier.serve.config import RunCodeConfig
 from verifier.suite import Suite, suite_from_files
 
-#: The compile step's words for running out of its time (verifier/runner/program.py).
-COMPILE_TIMED_OUT = "compile time limit"
+LANGUAGES = ("python", "python3")
 #: `files`: at most this many, and this many bytes in all once decoded.
 MAX_FILES = 100
 MAX_FILES_BYTES = 8 * 1024**2
@@ -67,38 +59,21 @@ def _refuse(reason: str) -> Refusal:
 
 @dataclass(frozen=True)
 class ProgramLimits:
-    """A request's language and limits as this server runs it (requests share a job only when
-    all of them are the same)."""
+    """A request's limits as this server runs it."""
 
     run_timeout_s: float
     memory_mb: int
-    language: str = "python"
-    #: The compile step's time limit (compiled languages only).
-    compile_timeout_s: float | None = None
-
-    @property
-    def compiled(self) -> bool:
-        return self.compile_timeout_s is not None
 
 
 def limits_of(request: RunCodeRequest, config: RunCodeConfig) -> ProgramLimits:
-    """The request's language and limits, or Refusal (400) naming the one this server cannot give."""
-    language = languages.canonical(request.language)
-    if language is None:
-        raise _refuse(
-            f"language {request.language[:40]!r} is not supported: this server runs "
-            f"{', '.join(languages.NAMES)} (also {', '.join(sorted(languages.ALIASES))})"
-        )
+    """The request's limits, or Refusal (400) naming the one this server cannot give."""
     # Past the server's limit the program gets the limit: one that runs longer ends TimeLimitExceeded,
     # as SandboxFusion's would at its own deadline (it takes any run_timeout).
     run_timeout = min(request.run_timeout, config.max_run_timeout_s)
     memory_mb = config.max_memory_mb if request.memory_limit_MB <= 0 else request.memory_limit_MB
     if not 16 <= memory_mb <= config.max_memory_mb:
         raise _refuse(f"memory_limit_MB {request.memory_limit_MB} is not within 16 and {config.max_memory_mb}")
-    compile_timeout = (
-        min(request.compile_timeout, config.max_compile_timeout_s) if languages.LANGUAGES[language].compiled else None
-    )
-    return ProgramLimits(run_timeout, memory_mb, language, compile_timeout)
+    return ProgramLimits(run_timeout, memory_mb)
 
 
 def program_suite(stdins: list[str], limits: ProgramLimits, config: RunCodeConfig) -> Suite:
@@ -108,15 +83,11 @@ def program_suite(stdins: list[str], limits: ProgramLimits, config: RunCodeConfi
     has the limits it has alone. Raises InvalidInput when the suite cannot be made."""
     many = len(stdins) > 1
     cases = [{"name": f"run-{n}" if many else "run", "input": stdin, "output": ""} for n, stdin in enumerate(stdins)]
-    compile_s = limits.compile_timeout_s or 0.0
-    timeout_s = min(3600.0, limits.run_timeout_s * len(stdins) + compile_s + RUN_SLACK_S)
+    timeout_s = min(3600.0, limits.run_timeout_s * len(stdins) + RUN_SLACK_S)
     output = f"output_bytes = {config.output_bytes * len(stdins)}\n" if many else ""
-    language = f'language = "{limits.language}"\n'
-    if limits.compiled:
-        language += f"compile_timeout_s = {compile_s!r}\n"
     manifest = (
         'kind = "program"\nname = "run_code"\n\n[program]\ncases = "cases.jsonl"\ncompare = "none"\n'
-        f"time_limit_s = {limits.run_timeout_s!r}\nmemory_bytes = {limits.memory_mb * 1024**2}\n{language}\n"
+        f"time_limit_s = {limits.run_timeout_s!r}\nmemory_bytes = {limits.memory_mb * 1024**2}\n\n"
         f"[limits]\ntimeout_s = {timeout_s!r}\n{output}"
     )
     lines = b"".join(json.dumps(case).encode() + b"\n" for case in cases)
@@ -126,14 +97,13 @@ def program_suite(stdins: list[str], limits: ProgramLimits, config: RunCodeConfi
 def program(request: RunCodeRequest, config: RunCodeConfig) -> tuple[Candidate, Suite]:
     """The candidate and one-case program suite of a request, or Refusal (400) naming the field
     this server does not support."""
-    limits = limits_of(request, config)
+    if request.language not in LANGUAGES:
+        raise _refuse(f"language {request.language[:40]!r} is not supported: this server runs Python programs only")
     for name in ("fetch_files", "args"):
         if getattr(request, name):
-            raise _refuse(f"{name} is not supported: send the program as one source in code")
-    if limits.language != "python" and any(v is not None for v in request.files.values()):
-        raise _refuse(f"files are supported for Python programs only, not {limits.language}")
+            raise _refuse(f"{name} is not supported: send the program as one Python source in code")
     try:
-        suite = program_suite([request.stdin or ""], limits, config)
+        suite = program_suite([request.stdin or ""], limits_of(request, config), config)
     except InvalidInput as exc:  # an input this server cannot take (e.g. a huge stdin)
         raise Refusal(422, "invalid", f"the request cannot be run: {exc}") from None
     return _candidate(request), suite
@@ -195,28 +165,6 @@ def _run_result(case: CaseOutcome) -> CommandRunResult:
     )
 
 
-def _compile_result(evidence: Evidence) -> CommandRunResult | None:
-    """SandboxFusion's `compile_result` of a compiled language's evidence (None: nothing was
-    compiled, as for an interpreted language). The compiler's own words (an untrusted detail of
-    the compile error's failure) are its stderr."""
-    step = evidence.program.compile if evidence.program is not None else None
-    if step is None:
-        return None
-    if not step.ok and COMPILE_TIMED_OUT in step.message:
-        return CommandRunResult(status="TimeLimitExceeded", execution_time=step.wall_s, stdout="", stderr="")
-    code = step.exit_code if step.exit_code is not None else (-step.signal if step.signal is not None else None)
-    said = (
-        ""
-        if step.ok
-        else "\n".join(f.detail_untrusted or "" for f in evidence.failures if f.kind is FailureKind.COMPILE_ERROR)
-    )
-    return CommandRunResult(status="Finished", execution_time=step.wall_s, return_code=code, stdout="", stderr=said)
-
-
-def _python(evidence: Evidence) -> bool:
-    return evidence.program is None or evidence.program.language == "python"
-
-
 #: The longest program whose syntax error is described again here (the verifier's own limit).
 MAX_COMPILED = 1 << 20
 #: The file name a syntax error's message gives (SandboxFusion's is a temporary file's).
@@ -240,7 +188,7 @@ def case_response(evidence: Evidence, index: int, code: str = "") -> tuple[int, 
     requests for the same program): a job-wide outcome (no case ran: overloaded, our failure, a
     syntax error) is every request's, else the request's own case is answered as it would be
     alone (the table above)."""
-    if len(evidence.cases) <= 1 or evidence.status in (Status.INFRA_ERROR, Status.INVALID_INPUT, Status.COMPILE_ERROR):
+    if len(evidence.cases) <= 1 or evidence.status in (Status.INFRA_ERROR, Status.INVALID_INPUT):
         return response(evidence, code)
     if any(f.kind is FailureKind.SYNTAX_ERROR for f in evidence.failures):
         return response(evidence, code)
@@ -254,7 +202,6 @@ def case_response(evidence: Evidence, index: int, code: str = "") -> tuple[int, 
     return 200, RunCodeResponse(
         status="Success" if passed else "Failed",
         message="" if passed else case.message,
-        compile_result=_compile_result(evidence),
         run_result=_run_result(case),
         evidence_id=eid,
     )
@@ -268,10 +215,7 @@ def response(evidence: Evidence, code: str = "") -> tuple[int, RunCodeResponse]:
         return OVERLOADED_STATUS, RunCodeResponse(status="SandboxError", message=evidence.reason, evidence_id=eid)
     if evidence.status is Status.INFRA_ERROR:
         return 200, RunCodeResponse(status="SandboxError", message=evidence.reason, evidence_id=eid)
-    compiled = _compile_result(evidence)
-    if evidence.status is Status.COMPILE_ERROR:
-        return 200, RunCodeResponse(status="Failed", message=evidence.reason, compile_result=compiled, evidence_id=eid)
-    said = syntax_stderr(code) if len(code) <= MAX_COMPILED and _python(evidence) else None
+    said = syntax_stderr(code) if len(code) <= MAX_COMPILED else None
     syntax = any(f.kind is FailureKind.SYNTAX_ERROR for f in evidence.failures)
     if syntax or (evidence.status is Status.INVALID_INPUT and said is not None):  # a NUL byte is one too
         stderr = said or "\n".join(f"{f.message}: {f.detail_untrusted}" for f in evidence.failures)
@@ -288,7 +232,6 @@ def response(evidence: Evidence, code: str = "") -> tuple[int, RunCodeResponse]:
     return 200, RunCodeResponse(
         status=status,  # type: ignore[arg-type]
         message=message,
-        compile_result=compiled,
         run_result=run,
         evidence_id=eid,
     )
