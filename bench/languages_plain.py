@@ -6,8 +6,9 @@ The same commands as the sandbox (`verifier.runner.languages`: the compile step 
 own directory, then one process per case), the same per-case time limit (wall-clock here), the
 same comparison (`verifier.runner.cases.compare`, in the problem's mode) and the same order of
 verdicts: compile_error, then the worst case's in the verdict's order (timeout, error, failed);
-after two cases out of time the rest are not run. The host's toolchains are the host's (their versions may differ from
-the image's); a language whose toolchain the host lacks is skipped (`available`).
+after two cases out of time the rest are not run. The host's toolchains are the host's (their
+versions may differ from the image's); a language whose toolchain the host lacks is skipped
+(`available`).
 
     python bench/languages_plain.py      # judges the corpus, prints one line per solution
 """
