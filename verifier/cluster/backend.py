@@ -35,7 +35,7 @@ from verifier._distribution import __version__, install_hint
 from verifier.cluster.node import NodeInfo, NodeRefused, NodeSandbox, NodeSpec
 from verifier.errors import SandboxUnavailable
 from verifier.limits import Limits, PoolConfig
-from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
+from verifier.sandbox.backend import LanguageImage, RawRun, SandboxBackend, SandboxJob
 from verifier.sandbox.environment import Environment
 from verifier.sandbox.image import Base, image_tag, recipe_digest
 from verifier.sandbox.pool import ACQUIRE_TIMEOUT_S
@@ -73,6 +73,27 @@ def agreed_environment(answers: dict[str, Environment | str]) -> Environment:
             raise NodeRefused(
                 f"node {name} has environment {env.digest[:16]}, node {first_name} {first.digest[:16]} for the same "
                 "requirements: give every node the same sandbox image (verifier image build --suite DIR on each)"
+            )
+    return first
+
+
+def agreed_language_image(answers: dict[str, LanguageImage | str]) -> LanguageImage:
+    """The one language image every node holds (each node's answer: its image, or why it has
+    none). A node without it, or with another build (another image id or toolchain: the evidence
+    and its id name both), refuses the job with a message naming that node: a program must be
+    judged by the same compiler wherever it runs."""
+    if not answers:
+        raise SandboxUnavailable("no live Ray node to provide the language image")
+    for answer in answers.values():
+        if isinstance(answer, str):
+            raise NodeRefused(answer)
+    images = {name: image for name, image in answers.items() if not isinstance(image, str)}
+    first_name, first = next(iter(images.items()))
+    for name, image in images.items():
+        if (image.image_id, image.toolchain) != (first.image_id, first.toolchain):
+            raise NodeRefused(
+                f"node {name} has {image.tag} as {image.image_id[:19]}, node {first_name} as {first.image_id[:19]}: "
+                "load one language image on every node (docs/scale.md)"
             )
     return first
 
@@ -372,6 +393,11 @@ class RayBackend(SandboxBackend):
         """Every live node finds or builds the environment of `spec`; all must have the same digest."""
         answers = self._on_live_nodes(lambda actor: actor.environment.remote(spec, image))
         return agreed_environment({node.info.name: answer for node, answer in answers})
+
+    def language_image(self, language: str, image: str) -> LanguageImage:
+        """Every live node finds (or builds) the language image; all must hold the same build."""
+        answers = self._on_live_nodes(lambda actor: actor.language_image.remote(language, image))
+        return agreed_language_image({node.info.name: answer for node, answer in answers})
 
     def image_id(self, image: str) -> str:
         """The image id every live node holds for `image`; SandboxUnavailable when they differ."""
