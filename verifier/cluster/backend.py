@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, TypedDict, Unpack
+from typing import Any, TypedDict, TypeVar, Unpack
 
 from pydantic import BaseModel
 
@@ -55,47 +55,54 @@ CLOSE_TIMEOUT_S = 60.0
 #: Margin past a job's own limit and a pool's wait for a container before the driver gives up.
 ANSWER_GRACE_S = 60.0
 RAY_EXTRA = f"the Ray backend needs Ray: {install_hint('ray')}"
+#: What nodes must agree on (an environment, a language image).
+T = TypeVar("T")
+
+
+def _agreed(
+    answers: dict[str, T | str], what: str, key: Callable[[T], object], differs: Callable[[str, T, str, T], str]
+) -> T:
+    """The one `what` every node has (each node's answer: it, or why the node has none). A node
+    without it, or with another build (`key` differs), refuses the job with `differs`' message
+    naming that node: a job must be judged the same wherever it runs."""
+    if not answers:
+        raise SandboxUnavailable(f"no live Ray node to provide {what}")
+    for answer in answers.values():
+        if isinstance(answer, str):
+            raise NodeRefused(answer)
+    held: dict[str, T] = {name: answer for name, answer in answers.items() if not isinstance(answer, str)}
+    first_name, first = next(iter(held.items()))
+    for name, answer in held.items():
+        if key(answer) != key(first):
+            raise NodeRefused(differs(name, answer, first_name, first))
+    return first
 
 
 def agreed_environment(answers: dict[str, Environment | str]) -> Environment:
-    """The one environment every node has (each node's answer: its environment, or why it has
-    none). A node without it, or with another digest (another sandbox image or pins), refuses
-    the job with a message naming that node: jobs must not run on different environments."""
-    if not answers:
-        raise SandboxUnavailable("no live Ray node to provide the suite's environment")
-    for answer in answers.values():
-        if isinstance(answer, str):
-            raise NodeRefused(answer)
-    envs = {name: env for name, env in answers.items() if not isinstance(env, str)}
-    first_name, first = next(iter(envs.items()))
-    for name, env in envs.items():
-        if env.digest != first.digest:
-            raise NodeRefused(
-                f"node {name} has environment {env.digest[:16]}, node {first_name} {first.digest[:16]} for the same "
-                "requirements: give every node the same sandbox image (verifier image build --suite DIR on each)"
-            )
-    return first
+    """The one environment every node has: the same digest (sandbox image and pins) on each."""
+    return _agreed(
+        answers,
+        "the suite's environment",
+        lambda env: env.digest,
+        lambda name, env, first_name, first: (
+            f"node {name} has environment {env.digest[:16]}, node {first_name} {first.digest[:16]} for the same "
+            "requirements: give every node the same sandbox image (verifier image build --suite DIR on each)"
+        ),
+    )
 
 
 def agreed_language_image(answers: dict[str, LanguageImage | str]) -> LanguageImage:
-    """The one language image every node holds (each node's answer: its image, or why it has
-    none). A node without it, or with another build (another image id or toolchain: the evidence
-    and its id name both), refuses the job with a message naming that node: a program must be
-    judged by the same compiler wherever it runs."""
-    if not answers:
-        raise SandboxUnavailable("no live Ray node to provide the language image")
-    for answer in answers.values():
-        if isinstance(answer, str):
-            raise NodeRefused(answer)
-    images = {name: image for name, image in answers.items() if not isinstance(image, str)}
-    first_name, first = next(iter(images.items()))
-    for name, image in images.items():
-        if (image.image_id, image.toolchain) != (first.image_id, first.toolchain):
-            raise NodeRefused(
-                f"node {name} has {image.tag} as {image.image_id[:19]}, node {first_name} as {first.image_id[:19]}: "
-                "load one language image on every node (docs/scale.md)"
-            )
-    return first
+    """The one language image every node holds: the same build (image id and toolchain, which the
+    evidence and its id name) on each, so a program is judged by the same compiler wherever it runs."""
+    return _agreed(
+        answers,
+        "the language image",
+        lambda image: (image.image_id, image.toolchain),
+        lambda name, image, first_name, first: (
+            f"node {name} has {image.tag} as {image.image_id[:19]}, node {first_name} as {first.image_id[:19]}: "
+            "load one language image on every node (docs/scale.md)"
+        ),
+    )
 
 
 def import_ray() -> ModuleType:
