@@ -237,7 +237,8 @@ def test_run_code_requests_become_one_case_program_suites() -> None:
     default = sandboxfusion.program(request.model_copy(update={"memory_limit_MB": -1}), config)[1]
     assert default.program is not None and default.program.memory_bytes == 512 * 1024**2
     for update, words in (
-        ({"language": "cpp"}, "Python programs only"),
+        ({"language": "php"}, "not supported: this server runs python, python3, c, cpp, java"),
+        ({"language": "cpp", "files": {"a.txt": "eA=="}}, "files are not supported with cpp"),
         ({"fetch_files": ["out.txt"]}, "fetch_files is not supported"),
         ({"files": {"../up.txt": "eA=="}}, "files: "),  # a path candidate folders may not hold
         ({"files": {"a.txt": "not base64!"}}, "not base64"),
@@ -251,6 +252,21 @@ def test_run_code_requests_become_one_case_program_suites() -> None:
     # past the server's limit: the program gets the limit (and TimeLimitExceeded if it runs past it)
     longest = sandboxfusion.program(request.model_copy(update={"run_timeout": 31}), config)[1]
     assert longest.program is not None and longest.program.time_limit_s == 30
+    # Python's suite names no language (its evidence ids as before); others name theirs
+    assert suite.program.language is None
+    for asked, named in (("cpp", "cpp"), ("javascript", "nodejs"), ("java", "java"), ("bash", "bash")):
+        other = sandboxfusion.program(request.model_copy(update={"language": asked}), config)[1]
+        assert other.program is not None and other.program.language == named
+    # compile_timeout: the compile step's limit, past the server's limit that limit; none when interpreted
+    cpp = request.model_copy(update={"language": "cpp", "compile_timeout": 7.5})
+    assert sandboxfusion.program(cpp, config)[1].program.compile_timeout_s == 7.5  # type: ignore[union-attr]
+    capped = sandboxfusion.limits_of(cpp.model_copy(update={"compile_timeout": 1e6}), config)
+    assert capped.compile_timeout_s == config.max_compile_timeout_s and capped.language == "cpp"
+    assert sandboxfusion.limits_of(request.model_copy(update={"language": "nodejs"}), config).compile_timeout_s == 0
+    # the same code as C and as C++ are two programs (never one coalesced job)
+    assert sandboxfusion.limits_of(cpp, config) != sandboxfusion.limits_of(
+        cpp.model_copy(update={"language": "c"}), config
+    )
 
 
 def program_evidence(case: CaseOutcome, status: Status) -> Evidence:
