@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from tests.conftest import SUITE
 from verifier.client import _wait
 from verifier.errors import HostOverloaded
-from verifier.evidence import CaseOutcome, Counts, Evidence, Status
+from verifier.evidence import CaseOutcome, CompileInfo, Counts, Evidence, Failure, FailureKind, ProgramInfo, Status
 from verifier.inputs import Candidate
 from verifier.limits import Limits
 from verifier.sandbox.admission import Admission
@@ -517,3 +517,42 @@ def test_requests_for_one_program_share_a_job_and_give_their_counts_back(tmp_pat
     assert engine.jobs[1:] == [["skip"]]  # the case it did not run, run again alone
     assert done[0][0].evidence_id == done[1][0].evidence_id and done[2][1] == 0
     assert client.running == 0 and not coalescer._open  # every count given back, no group left
+
+
+def compile_evidence(step: CompileInfo, said: str, cases: int) -> Evidence:
+    """A program in C++ that did not compile (`step`, the compiler's words `said`), in a job of `cases`."""
+    base = closed("x").model_dump()
+    base.pop("fault")  # derived from the status
+    outcomes = [
+        CaseOutcome(name=f"run-{n}", status=Status.COMPILE_ERROR, message="not run", ran=False) for n in range(cases)
+    ]
+    failure = Failure(test_id="<compile>", kind=FailureKind.COMPILE_ERROR, message=step.message, detail_untrusted=said)
+    fields = {
+        "status": Status.COMPILE_ERROR,
+        "ok": False,
+        "reason": step.message,
+        "kind": "program",
+        "cases": outcomes,
+        "counts": Counts(expected=cases, failed=cases),
+        "failures": [failure],
+        "program": ProgramInfo(language="cpp", toolchain=["g++=12"], compile=step),
+    }
+    return Evidence.model_validate({**base, **fields})
+
+
+def test_a_compile_step_becomes_sandboxfusions_compile_result() -> None:
+    """SandboxFusion's `run_commands`: a compile that failed is `compile_result` (Finished and the
+    compiler's code, or TimeLimitExceeded with none) and no run; every request of a coalesced job
+    gets it (the same program)."""
+    error = CompileInfo(ok=False, message="the program did not compile: the compiler exited with code 1", exit_code=1)
+    slow = CompileInfo(ok=False, message="the program did not compile within the 0.1 s compile time limit", wall_s=2)
+    memory = CompileInfo(ok=False, message="the compiler used more than its 256 MiB memory limit", signal=9)
+    for step, status, code in ((error, "Finished", 1), (slow, "TimeLimitExceeded", None), (memory, "Finished", -9)):
+        for cases, index in ((1, 0), (3, 2)):
+            http, answer = sandboxfusion.case_response(
+                compile_evidence(step, "main.cpp:1: error: x", cases), index, "int main( {", "cpp"
+            )
+            assert http == 200 and answer.status == "Failed" and answer.run_result is None, answer
+            assert answer.compile_result is not None and answer.compile_result.status == status
+            assert answer.compile_result.return_code == code and answer.compile_result.stderr == "main.cpp:1: error: x"
+            assert answer.compile_result.execution_time == step.wall_s and answer.message == step.message
