@@ -263,6 +263,10 @@ def test_run_code_requests_become_one_case_program_suites() -> None:
     capped = sandboxfusion.limits_of(cpp.model_copy(update={"compile_timeout": 1e6}), config)
     assert capped.compile_timeout_s == config.max_compile_timeout_s and capped.language == "cpp"
     assert sandboxfusion.limits_of(request.model_copy(update={"language": "nodejs"}), config).compile_timeout_s == 0
+    with pytest.raises(Refusal, match="compile_timeout 0"):
+        sandboxfusion.limits_of(cpp.model_copy(update={"compile_timeout": 0}), config)
+    # an interpreted language's compile_timeout is SandboxFusion's: ignored, whatever it is
+    assert sandboxfusion.limits_of(request.model_copy(update={"compile_timeout": 0}), config).language == "python"
     # the same code as C and as C++ are two programs (never one coalesced job)
     assert sandboxfusion.limits_of(cpp, config) != sandboxfusion.limits_of(
         cpp.model_copy(update={"language": "c"}), config

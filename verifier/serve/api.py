@@ -156,9 +156,9 @@ class RunCodeRequest(BaseModel):
 
     compile_timeout: float = Field(
         10,
-        gt=0,
         description="Compiled languages (c, cpp, java, go, rust): seconds the compile step may take (charged "
-        "time), past the server's max_compile_timeout_s that limit; ignored for python, nodejs and bash.",
+        "time, more than 0), past the server's max_compile_timeout_s that limit; ignored for python, nodejs "
+        "and bash.",
     )
     run_timeout: float = Field(
         10,

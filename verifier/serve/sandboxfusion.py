@@ -91,6 +91,8 @@ def limits_of(request: RunCodeRequest, config: RunCodeConfig) -> ProgramLimits:
         raise _refuse(f"memory_limit_MB {request.memory_limit_MB} is not within 16 and {config.max_memory_mb}")
     compile_timeout = 0.0
     if languages.LANGUAGES[language].compiled:  # past the server's limit: that limit, as run_timeout
+        if not request.compile_timeout > 0:
+            raise _refuse(f"compile_timeout {request.compile_timeout} is not more than 0")
         compile_timeout = min(request.compile_timeout, config.max_compile_timeout_s)
     return ProgramLimits(run_timeout, memory_mb, language, compile_timeout)
 
