@@ -45,6 +45,7 @@ from verifier.runner.protocol import (
     JobConfig,
     JobResult,
     ProtocolError,
+    data_preload,
     encode_job,
     launch_command,
     parse_progress_line,
@@ -368,7 +369,11 @@ class Verifier:
         image = lang.tag if lang is not None else env.tag if env is not None else self.image
         return SandboxJob(
             image=image,
-            command=launch_command(1, PYTEST_PRELOAD if (suite.kind, suite.runner) == ("tests", "pytest") else ""),
+            command=launch_command(
+                1,
+                PYTEST_PRELOAD if (suite.kind, suite.runner) == ("tests", "pytest") else "",
+                data_preload(env.modules, suite.kind) if env is not None and lang is None else "",
+            ),
             limits=host_limits,
             stdin=encode_job(nonce, modules, files, suite.files, config),
             mode="launcher",
