@@ -20,7 +20,9 @@ Jobs whose container-level limits (memory, CPUs, pids, scratch, ulimits) differ 
 pool's run cold on a fresh container instead. Warm containers are keyed by image: a job on
 another image (a suite's environment image, `verifier.sandbox.environment`) runs in a pool of
 that image's own, made on its first job with this pool's settings and closed with it, so two
-suites with different requirements never share a warm container. Every container is removed on `close()`
+suites with different requirements never share a warm container. Pools are keyed by the
+preload too (`protocol.launch_data`: a test suite's environment packages, imported before fork).
+Every container is removed on `close()`
 (also from `atexit` and on Ctrl-C through the context manager); `verifier gc` catches the rest.
 """
 
