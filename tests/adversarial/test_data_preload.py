@@ -32,3 +32,14 @@ def test_a_monkeypatched_numpy_is_not_seen_by_the_next_candidate(sandbox_image: 
     for ev in (first, second):
         assert ev.status is Status.PASSED, (ev.reason, [(f.test_id, f.message) for f in ev.failures])
         assert ev.counts.passed == 5
+
+
+@pytest.mark.gvisor
+def test_the_same_under_gvisor(sandbox_image: str) -> None:
+    """Under gVisor each candidate process runs under a seccomp filter (`seccomp.gvisor_guard`)
+    from its set-up on: reseeding numpy there must still work, and the rest must hold."""
+    limits = LIMITS.model_copy(update={"memory_bytes": 512 * 1024**2, "runtime": "gvisor"})
+    with Verifier.pooled(PoolConfig(policy="reuse", size=1), image=sandbox_image, limits=limits) as v:
+        ev = v.check(HERE / "preload_patcher.py", HERE / "preload_suite")
+    assert ev.status is Status.PASSED, (ev.reason, [(f.test_id, f.message) for f in ev.failures])
+    assert ev.counts.passed == 5
