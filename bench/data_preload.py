@@ -9,6 +9,10 @@ one run, interleaved, end to end as a user runs it (`Verifier.check` on a `reuse
   - packages, after: the same with them preloaded (`protocol.data_preload`: the zygote and the
     trusted server import them once, before any fork).
 
+Beside them, the same two suites with plain pytest on the host (suite and candidate in one
+process, unsandboxed, Hypothesis set as the runner sets it; the host's own numpy/pandas): what
+the tasks themselves cost, so the sandbox's share of the gap shows.
+
 "before" is this code with `data_preload` answering "" (what every job asked for before), so
 the three measures share one run, one machine load and one pool (its pools are keyed by image
 and preload). The first check of each (which starts its containers) is not counted.
@@ -24,8 +28,12 @@ import argparse
 import json
 import os
 import platform
+import re
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -60,6 +68,32 @@ def timed(verifier: Verifier, case: str) -> tuple[float, Evidence]:
     return elapsed, evidence
 
 
+PLAIN_PROFILE = (
+    "from hypothesis import settings\n"
+    "settings.register_profile('v', max_examples={n}, derandomize=True, deadline=None, database=None)\n"
+    "settings.load_profile('v')\n"
+)
+
+
+def plain_pytest(case: str) -> tuple[float, float]:
+    """(whole process wall, pytest's own test time) of the case's suite with plain pytest on the host."""
+    candidate, suite, _ = CASES[case]
+    with tempfile.TemporaryDirectory(prefix="data-preload-") as tmp:
+        root = Path(tmp)
+        shutil.copytree(suite, root / "suite")
+        shutil.copy(candidate, root / "solution.py")
+        (root / "suite" / "conftest.py").write_text(PLAIN_PROFILE.format(n=25))
+        env = {**os.environ, "PYTHONPATH": str(root), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "TZ": "UTC"}
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "."]
+        started = time.monotonic()
+        done = subprocess.run(cmd, cwd=root / "suite", env=env, capture_output=True, text=True, check=False)
+        wall = time.monotonic() - started
+    found = re.search(r"4 passed in ([0-9.]+)s", done.stdout)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"plain pytest on {case}: exit {done.returncode}: {done.stdout[-500:]}")
+    return round(wall, 3), float(found.group(1))
+
+
 def parts(evidence: Evidence) -> dict[str, float]:
     d = evidence.durations
     return {
@@ -80,6 +114,7 @@ def main() -> None:
     rows: dict[str, list[float]] = {case: [] for case in CASES}
     split: dict[str, list[dict[str, float]]] = {case: [] for case in CASES}
     config = PoolConfig(policy="reuse", size=1, max_uses=1000)
+    host: dict[str, dict[str, list[float]]] = {c: {"wall_s": [], "tests_s": []} for c in ("plain", "packages_after")}
     with Verifier.pooled(config, image=image_tag(), limits=LIMITS) as verifier:
         for case in CASES:
             timed(verifier, case)  # starts that pool's container; not counted
@@ -88,7 +123,12 @@ def main() -> None:
                 total, evidence = timed(verifier, case)
                 rows[case].append(round(total, 3))
                 split[case].append(parts(evidence))
+            for case in ("plain", "packages_after"):
+                wall, tests = plain_pytest(case)
+                host[case]["wall_s"].append(wall)
+                host[case]["tests_s"].append(tests)
     p50 = {case: round(statistics.median(values), 3) for case, values in rows.items()}
+    host_p50 = {case: {k: round(statistics.median(v), 3) for k, v in host[case].items()} for case in host}
     charged = {case: round(statistics.median(p["charged_tests_s"] for p in split[case]), 3) for case in CASES}
     result: dict[str, Any] = {
         "what": "warm reuse-pool check of the dataframe example (numpy + pandas) with the environment's "
@@ -99,13 +139,16 @@ def main() -> None:
         "check_s_p50": p50,
         "charged_tests_s_p50": charged,
         "ratio_to_plain": {case: round(p50[case] / p50["plain"], 2) for case in CASES},
+        "plain_pytest_on_host_p50": {"plain": host_p50["plain"], "packages": host_p50["packages_after"]},
+        "plain_pytest_on_host": host,
         "check_s": rows,
         "parts": split,
         "load_after": os.getloadavg(),
     }
     out = HERE / "results" / f"data-preload-{time.strftime('%Y%m%dT%H%M%S')}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({k: result[k] for k in ("host", "check_s_p50", "charged_tests_s_p50", "ratio_to_plain")}))
+    shown = ("host", "check_s_p50", "charged_tests_s_p50", "ratio_to_plain", "plain_pytest_on_host_p50")
+    print(json.dumps({k: result[k] for k in shown}))
     print(f"written to {out}")
 
 
