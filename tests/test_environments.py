@@ -97,7 +97,7 @@ def test_two_suites_with_different_requirements_never_share_a_warm_sandbox(
     with Verifier.pooled(PoolConfig(policy="reuse", size=1), image=sandbox_image, limits=LIMITS) as v:
         runs = [v.check(c, s) for c, s in [(with_frame, packages), ("def f():\n    return 1\n", plain)] * 2]
         assert runs[0].environment is not None
-        pools = v.backend.pool_of(sandbox_image), v.backend.pool_of(env_tag(runs[0].environment.digest))  # type: ignore[attr-defined]
+        pools = v.backend.pool_of(sandbox_image), v.backend.pool_of(env_tag(runs[0].environment.digest), "numpy,pandas")  # type: ignore[attr-defined]
     assert [e.status for e in runs] == [Status.PASSED] * 4, [(e.status, e.reason) for e in runs]
     assert [e.image_id == environment_id for e in runs] == [True, False, True, False]
     assert {e.isolation for e in runs} == {"reuse"}

@@ -46,6 +46,7 @@ from verifier.runner.protocol import (
     Runner,
     SuiteKind,
     TrustedProcess,
+    data_preload,
     encode_job,
     launch_command,
     parse_progress_line,
@@ -360,7 +361,11 @@ class Verifier(Closing):
         image = lang.tag if lang is not None else env.tag if env is not None else self.image
         return SandboxJob(
             image=image,
-            command=launch_command(1, PYTEST_PRELOAD if (suite.kind, suite.runner) == ("tests", "pytest") else ""),
+            command=launch_command(
+                1,
+                PYTEST_PRELOAD if (suite.kind, suite.runner) == ("tests", "pytest") else "",
+                data_preload(env.modules, suite.kind) if env is not None and lang is None else "",
+            ),
             limits=host_limits,
             stdin=encode_job(nonce, modules, files, suite.files, config),
             mode="launcher",

@@ -9,7 +9,9 @@ import pytest
 
 from verifier.errors import SandboxUnavailable
 from verifier.limits import PoolConfig
+from verifier.runner.protocol import launch_command
 from verifier.sandbox.admission import Unlimited
+from verifier.sandbox.backend import SandboxJob
 from verifier.sandbox.pool import WarmPool
 
 
@@ -45,3 +47,25 @@ def test_warm_sandboxes_are_keyed_by_image() -> None:
     finally:
         for each in (pool, *pool._others.values()):
             each._closed = True  # nothing was started; close() would ask the broken engine
+
+
+def test_warm_sandboxes_are_keyed_by_image_and_preload() -> None:
+    """A test suite's job on an environment preloads its numpy/pandas (`protocol.data_preload`), a
+    program's on the same image does not: they never share a warm sandbox, and each pool starts
+    its runners with its own preload."""
+    broken: Any = _BrokenClient()
+    pool = WarmPool(PoolConfig(size=1), image="base", client=broken, idle_timeout_s=None, admission=Unlimited())
+    try:
+        data, bare = pool.pool_of("verifier-env:x", "numpy,pandas"), pool.pool_of("verifier-env:x")
+        assert data is not bare and data is pool.pool_of("verifier-env:x", "numpy,pandas")
+        assert (data.data, bare.data) == ("numpy,pandas", "")
+        job = SandboxJob(
+            image="verifier-env:x", command=launch_command(1, "", "numpy,pandas"), limits=pool.limits, mode="launcher"
+        )
+        assert data._compatible(job) and not bare._compatible(job)
+        assert not data._compatible(
+            SandboxJob(image="verifier-env:x", command=launch_command(1), limits=pool.limits, mode="launcher")
+        )
+    finally:
+        for each in (pool, *pool._others.values()):
+            each._closed = True

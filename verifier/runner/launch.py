@@ -18,6 +18,11 @@ from .privileges import become
 from .protocol import BASE_ENV, KERNEL_ENV, TRUSTED_DIR, TRUSTED_UID, ZYGOTE_UID
 
 
+def _option(argv: list[str], name: str) -> str:
+    """The value after `name` in the launch command (the host's choice, never a job's input)."""
+    return argv[argv.index(name) + 1] if name in argv[:-1] else ""
+
+
 def main() -> None:
     gvisor = os.environ.get(KERNEL_ENV) == "gvisor"
     # SEQPACKET keeps message boundaries for the fd-passing control channel.
@@ -36,7 +41,7 @@ def main() -> None:
             os.chdir("/")
             from . import zygote
 
-            zygote.serve(ctl_zygote, gvisor=gvisor)
+            zygote.serve(ctl_zygote, gvisor=gvisor, data=_option(sys.argv[1:], "--data"))
         finally:
             os._exit(0)
     ctl_zygote.close()

@@ -330,6 +330,14 @@ def serve(ctl: socket.socket, argv: list[str]) -> None:
     # Warm up: what jobs need is imported before the first job arrives.
     for name in filter(None, preload.split(",")):
         importlib.import_module({"pytest": "_pytest.python", "hypothesis": "hypothesis.strategies"}.get(name, name))
+    # The environment's packages (as the zygote imports them, `protocol.data_preload`), and
+    # Hypothesis' strategies for them when Hypothesis is preloaded: each job's trusted child
+    # starts with them instead of importing them.
+    for name in filter(None, _option(argv, "--data", "").split(",")):
+        if name in protocol.PRELOADABLE:
+            importlib.import_module(name)
+            if "hypothesis" in preload.split(","):
+                importlib.import_module(f"hypothesis.extra.{name}")
     ChargedClock()  # reads the cgroup files once, so the first job does not pay for it
     # This process is PID 1: under gVisor every orphaned candidate process comes to it. Reap
     # each as it ends, so that no zombie of one test or case is there for the next (reaper.py).

@@ -48,6 +48,7 @@ import select
 import shutil
 import signal
 import socket
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +56,7 @@ from .candidate_setup import arm_candidate, enter_candidate
 from .libc import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
 from .newborn import READY
 from .privileges import become
-from .protocol import CANDIDATE_DIR, CANDIDATE_UID, tree, untree
+from .protocol import CANDIDATE_DIR, CANDIDATE_UID, PRELOADABLE, tree, untree
 from .reaper import Reaper, in_child
 from .reset import RESET_TIMEOUT_S, kill_candidates_from_here, sweep, zombies_left
 
@@ -302,6 +303,7 @@ class Zygote:
 
     def _run(self, op: str, fds: list[int], cpu_s: int, ready_fd: int) -> None:
         """In a candidate process with the job's files written: run the candidate."""
+        reseed_preloaded()
         if op == "spawn":
             from . import candidate
 
@@ -401,7 +403,38 @@ class Zygote:
             self.ctl.send(json.dumps(reply).encode())
 
 
-def serve(ctl: socket.socket, *, gvisor: bool = False) -> None:
+class PreloadFailed(Exception):
+    """An environment's package could not be imported before fork as it must be (ours)."""
+
+
+def preload_data(data: str) -> list[str]:
+    """Import the environment's packages the launch command names (`protocol.data_preload`, only
+    names of `protocol.PRELOADABLE`) once, before any candidate process is forked: each then starts
+    with them in `sys.modules` instead of importing them itself. Every candidate process is a fresh
+    fork of this process, which never runs candidate code, so what one candidate does to them (a
+    monkeypatch of numpy) dies with its process. Raises PreloadFailed when a name is not one of
+    PRELOADABLE or an import started a thread (a fork keeps only the forking thread)."""
+    import importlib
+
+    names = [n for n in data.split(",") if n]
+    for name in names:
+        if name not in PRELOADABLE:
+            raise PreloadFailed(f"{name!r} is not a package the zygote may preload")
+        importlib.import_module(name)
+    if names and len(os.listdir("/proc/self/task")) != 1:
+        raise PreloadFailed("preloading the environment's packages started a thread")
+    return names
+
+
+def reseed_preloaded() -> None:
+    """In a new candidate process: numpy's global random state seeded afresh, as importing numpy
+    would (the zygote's import seeded it once for every fork); `random` reseeds itself at fork."""
+    legacy = sys.modules.get("numpy.random")
+    if legacy is not None:
+        legacy.seed()
+
+
+def serve(ctl: socket.socket, *, gvisor: bool = False, data: str = "") -> None:
     import importlib
 
     # Imported once here; every candidate process (function calls or a program) inherits them.
@@ -409,6 +442,8 @@ def serve(ctl: socket.socket, *, gvisor: bool = False) -> None:
 
     for name in COMMON_MODULES:
         importlib.import_module(name)
+    # An environment's packages (a test suite's on an environment image): see preload_data.
+    preload_data(data)
     try:
         prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of candidates come back to us, and we reap them
     except OSError:

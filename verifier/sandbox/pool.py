@@ -20,7 +20,9 @@ Jobs whose container-level limits (memory, CPUs, pids, scratch, ulimits) differ 
 pool's run cold on a fresh container instead. Warm containers are keyed by image: a job on
 another image (a suite's environment image, `verifier.sandbox.environment`) runs in a pool of
 that image's own, made on its first job with this pool's settings and closed with it, so two
-suites with different requirements never share a warm container. Every container is removed on `close()`
+suites with different requirements never share a warm container. Pools are keyed by the
+preload too (`protocol.launch_data`: a test suite's environment packages, imported before fork).
+Every container is removed on `close()`
 (also from `atexit` and on Ctrl-C through the context manager); `verifier gc` catches the rest.
 """
 
@@ -36,7 +38,7 @@ from typing import TYPE_CHECKING
 
 from verifier.errors import ImageNotFound, SandboxUnavailable
 from verifier.limits import Limits, PoolConfig, PoolPolicy
-from verifier.runner.protocol import is_launch_command, launch_command, split_result_line
+from verifier.runner.protocol import is_launch_command, launch_command, launch_data, split_result_line
 from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import Environment, LanguageImage, RawRun, SandboxBackend, SandboxJob
 from verifier.sandbox.container import Client, Container, translated
@@ -91,9 +93,13 @@ class WarmPool(SandboxBackend, EngineClient):
         client: Client | None = None,
         idle_timeout_s: float | None = 600.0,
         admission: Admission | None = None,
+        data: str = "",
     ) -> None:
         self.config = config or PoolConfig()
         self.image = image
+        #: The environment's packages this pool's runners import before their first job
+        #: (`protocol.data_preload`); jobs that ask for others run in a pool of their own.
+        self.data = data
         self.limits = limits or Limits()
         self.size = self.config.size
         self.isolation: PoolPolicy = self.config.policy
@@ -111,8 +117,8 @@ class WarmPool(SandboxBackend, EngineClient):
         self._image_id: str | None = None
         self._starting = 0
         self._fatal: SandboxUnavailable | None = None
-        #: The pools of other images (environment images), by image: made on their first job.
-        self._others: dict[str, WarmPool] = {}
+        #: The pools of other images (environment images) or preloads, by both: made on their first job.
+        self._others: dict[tuple[str, str], WarmPool] = {}
         #: Every container of this pool carries this label, so close() can find them all, also
         #: ones whose removal failed while the engine was down or restarting.
         self.pool_id = uuid.uuid4().hex
@@ -178,7 +184,7 @@ class WarmPool(SandboxBackend, EngineClient):
         warm = Container.start(
             self.client.api,
             image_id=self.image_id(self.image),
-            command=launch_command(self.max_uses, self.preload),
+            command=launch_command(self.max_uses, self.preload, self.data),
             limits=self.limits,
             mode="launcher",
             labels=owner_labels({"org.verifier.pool": self.isolation, LABEL_POOL_ID: self.pool_id}),
@@ -202,17 +208,19 @@ class WarmPool(SandboxBackend, EngineClient):
             job.mode == "launcher"
             and is_launch_command(job.command)
             and job.image == self.image
+            and launch_data(job.command) == self.data
             and all(getattr(job.limits, f) == getattr(self.limits, f) for f in CONTAINER_FIELDS)
         )
 
-    def pool_of(self, image: str) -> WarmPool:
-        """The warm pool of `image`: this one, or the one of that image (made on first use)."""
-        if image == self.image:
+    def pool_of(self, image: str, data: str = "") -> WarmPool:
+        """The warm pool of `image` whose runners preload `data`: this one, or one of its own
+        (made on first use)."""
+        if (image, data) == (self.image, self.data):
             return self
         with self._lock:
             if self._closed:
                 raise SandboxUnavailable("the pool is closed")
-            other = self._others.get(image)
+            other = self._others.get((image, data))
             if other is None:
                 other = WarmPool(
                     self.config,
@@ -221,8 +229,9 @@ class WarmPool(SandboxBackend, EngineClient):
                     client=None if self._own_client else self._client,
                     idle_timeout_s=self.idle_timeout_s,
                     admission=self.admission,
+                    data=data,
                 )
-                self._others[image] = other
+                self._others[(image, data)] = other
             return other
 
     def environment(self, spec: DependencySpec, image: str) -> Environment:
@@ -273,8 +282,10 @@ class WarmPool(SandboxBackend, EngineClient):
         raise SandboxUnavailable(f"no warm sandbox became available within {ACQUIRE_TIMEOUT_S:.0f} s")
 
     def run(self, job: SandboxJob) -> RawRun:
-        if job.image != self.image and job.mode == "launcher" and is_launch_command(job.command):
-            return self.pool_of(job.image).run(job)
+        if job.mode == "launcher" and is_launch_command(job.command):
+            data = launch_data(job.command)
+            if (job.image, data) != (self.image, self.data):
+                return self.pool_of(job.image, data).run(job)
         if not self._compatible(job):
             self.stats.cold_fallbacks += 1
             return self._cold.run(job)

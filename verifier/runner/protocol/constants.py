@@ -4,6 +4,7 @@ command that starts the runner."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Final, Literal, get_args
 
 PROTOCOL_VERSION = 4
@@ -49,7 +50,19 @@ RESULT_PREFIX = b"VERIFIER-RESULT "
 PROGRESS_PREFIX = b"VERIFIER-PROGRESS "
 #: Least time between two progress lines of one job (the last one, done == total, always goes).
 PROGRESS_INTERVAL_S = 0.2
-BASE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TZ": "UTC", "PYTHONHASHSEED": "0"}
+BASE_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "TZ": "UTC",
+    "PYTHONHASHSEED": "0",
+    # Native math libraries (numpy's OpenBLAS, an environment's) start a thread per CPU of the
+    # host at import without these: one each, under the sandbox's process limit, and no thread
+    # in a zygote that preloads them (`PRELOADABLE`). Environment images set them too.
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_MAX_THREADS": "1",
+}
 #: Set by the host in the container's environment when the sandbox's kernel is gVisor (its value
 #: "gvisor"); the launcher reads it before the split (see seccomp.gvisor_guard).
 KERNEL_ENV = "VERIFIER_SANDBOX_KERNEL"
@@ -142,9 +155,35 @@ _LAUNCH = ("python3", "-I", "-B", "-m", "verifier_runner.launch")
 PYTEST_PRELOAD = "pytest,hypothesis"
 
 
-def launch_command(max_jobs: int, preload: str = PYTEST_PRELOAD) -> list[str]:
-    """The command that starts the runner as a server of up to `max_jobs` jobs."""
-    return [*_LAUNCH, "--max-jobs", str(max_jobs), "--preload", preload or ","]
+#: An environment's packages that both sides of a runner import once, before the first job,
+#: when the environment image has them and the suite is a test suite (`data_preload`): the
+#: zygote imports them before it forks any candidate process, the trusted server before it forks
+#: any trusted child. Only packages checked to start no thread and to hold no state a candidate
+#: process could hand to the next (each candidate process is a fresh fork of a zygote that never
+#: runs candidate code; numpy's global random state is reseeded in each, as a fresh import
+#: would seed it): tests/runner/test_data_preload.py, tests/adversarial/test_data_preload.py.
+PRELOADABLE: tuple[str, ...] = ("numpy", "pandas")
+
+
+def data_preload(modules: Iterable[str], kind: str) -> str:
+    """What a job on an environment whose packages define `modules` preloads (comma-separated,
+    in `PRELOADABLE`'s order): the preloadable ones, for a test suite; nothing for a program,
+    whose cases are judged on their process's peak memory (inherited pages would count)."""
+    have = set(modules)
+    return ",".join(m for m in PRELOADABLE if m in have) if kind == "tests" else ""
+
+
+def launch_command(max_jobs: int, preload: str = PYTEST_PRELOAD, data: str = "") -> list[str]:
+    """The command that starts the runner as a server of up to `max_jobs` jobs; `data`: the
+    environment's packages both sides import first (`data_preload`)."""
+    command = [*_LAUNCH, "--max-jobs", str(max_jobs), "--preload", preload or ","]
+    return [*command, "--data", data] if data else command
+
+
+def launch_data(command: Sequence[str]) -> str:
+    """The `data` a launch command was made with ("" when none)."""
+    args = list(command)
+    return args[args.index("--data") + 1] if "--data" in args[:-1] else ""
 
 
 def is_launch_command(command: object) -> bool:
