@@ -149,7 +149,7 @@ class Health(BaseModel):
 # -- SandboxFusion's /run_code ------------------------------------------------------------------
 class RunCodeRequest(BaseModel):
     """SandboxFusion's `RunCodeRequest` (the fields verl's reward code sends). Python only;
-    `fetch_files` and `args` must be empty (docs/serve.md has the table)."""
+    `args` must be empty (docs/serve.md has the table)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -169,7 +169,11 @@ class RunCodeRequest(BaseModel):
         description="Relative path -> base64 content (null: skipped), written beside the program (which is "
         "solution.py then) before it runs; at most 100 files, 8 MiB decoded.",
     )
-    fetch_files: list[str] = Field([], description="Not supported: must be empty.")
+    fetch_files: list[str] = Field(
+        [],
+        description="Files (paths in the program's folder, at most 32) read back after the run, before the "
+        "sandbox is reset: the answer's `files` has each one read, base64 (docs/serve.md).",
+    )
     args: list[str] = Field([], description="Not supported: must be empty.")
 
 

@@ -58,7 +58,7 @@ MAX_GROUP_INPUT_BYTES = 4 * 1024**2
 #: The job's time limit is at most Limits' (an hour).
 MAX_JOB_S = 3600.0
 
-Key = tuple[str, str, float, int]
+Key = tuple[str, str, float, int, tuple[str, ...]]
 #: Keeps a check's evidence for its principal and counts it (`checks.record`, for "programs").
 Record = Callable[[TokenSpec, ClientState, Evidence], None]
 
@@ -68,7 +68,10 @@ class _Empty(Exception):
 
 
 def group_size(config: RunCodeConfig, limits: ProgramLimits) -> int:
-    """How many requests with these limits may share a job (1: they run alone)."""
+    """How many requests with these limits may share a job (1: they run alone, as every request
+    with `fetch_files` does: its files are read after its own case, the job's last)."""
+    if limits.fetch_files:
+        return 1
     by_time = int((MAX_JOB_S - RUN_SLACK_S) // limits.run_timeout_s)
     by_output = MAX_GROUP_OUTPUT_BYTES // config.output_bytes
     size = max(1, min(MAX_GROUP, by_time, by_output))
@@ -153,7 +156,7 @@ class Coalescer:
         request is admitted (`client` counts it); its count is given back when its case has run.
         Each job's evidence is recorded once (`record`)."""
         config = self.config
-        key: Key = (spec.name, candidate.sha256, limits.run_timeout_s, limits.memory_mb)
+        key: Key = (spec.name, candidate.sha256, limits.run_timeout_s, limits.memory_mb, limits.fetch_files)
         member = _Member(stdin, client, asyncio.get_running_loop().create_future())
         try:
             free = self.running_engine().free_workers

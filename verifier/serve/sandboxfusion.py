@@ -18,7 +18,12 @@ the run finished with exit code 0.
 | the host too busy (overloaded) | 504 + Retry-After | SandboxError | null | null |
 
 `files` (path -> base64) make the candidate a folder: the program as `solution.py`, the files
-beside it (paths checked as every candidate folder's are); `fetch_files` is refused.
+beside it (paths checked as every candidate folder's are). `fetch_files` (paths in the program's
+folder, checked the same way, at most MAX_FETCH_FILES) go into the suite (`fetch_files`, compare
+"none"): the sandbox reads them after the run, before its reset, and the answer's `files` has each
+one it read (path -> base64); a missing file is left out, as SandboxFusion does; one not read for
+another reason (a link, not a regular file, over the room for files) is left out and `message`
+says why. Requests with `fetch_files` never share a job (`coalesce`).
 
 Overloaded answers 504, not 503: verl's client retries a 504 (Gateway Timeout), and only that.
 """
@@ -35,6 +40,8 @@ from dataclasses import dataclass
 from verifier.errors import InvalidInput
 from verifier.evidence import CaseOutcome, Evidence, FailureKind, Status
 from verifier.inputs import Candidate
+from verifier.runner.protocol import MAX_FETCH_FILES, MAX_FETCH_PATH
+from verifier.runner.trees import path_problem
 from verifier.serve.api import CommandRunResult, RunCodeRequest, RunCodeResponse
 from verifier.serve.body import Refusal
 from verifier.serve.config import RunCodeConfig
@@ -63,6 +70,8 @@ class ProgramLimits:
 
     run_timeout_s: float
     memory_mb: int
+    #: The files to read back after the run (`fetch_files`, each path once, in order).
+    fetch_files: tuple[str, ...] = ()
 
 
 def limits_of(request: RunCodeRequest, config: RunCodeConfig) -> ProgramLimits:
@@ -73,7 +82,22 @@ def limits_of(request: RunCodeRequest, config: RunCodeConfig) -> ProgramLimits:
     memory_mb = config.max_memory_mb if request.memory_limit_MB <= 0 else request.memory_limit_MB
     if not 16 <= memory_mb <= config.max_memory_mb:
         raise _refuse(f"memory_limit_MB {request.memory_limit_MB} is not within 16 and {config.max_memory_mb}")
-    return ProgramLimits(run_timeout, memory_mb)
+    return ProgramLimits(run_timeout, memory_mb, _fetch_paths(request.fetch_files))
+
+
+def _fetch_paths(paths: list[str]) -> tuple[str, ...]:
+    """`fetch_files`, each path once, or Refusal (400): too many, or a path outside the program's
+    folder (absolute, `..`) or not one a candidate folder may hold (`trees.path_problem`)."""
+    unique = tuple(dict.fromkeys(paths))
+    if len(unique) > MAX_FETCH_FILES:
+        raise _refuse(f"fetch_files: {len(unique)} files, at most {MAX_FETCH_FILES}")
+    for path in unique:
+        problem = path_problem(path)
+        if problem is None and len(path) > MAX_FETCH_PATH:
+            problem = f"a path longer than {MAX_FETCH_PATH} characters"
+        if problem is not None:
+            raise _refuse(f"fetch_files: {path[:80]!r} is {problem}: only paths inside the program's folder")
+    return unique
 
 
 def program_suite(stdins: list[str], limits: ProgramLimits, config: RunCodeConfig) -> Suite:
@@ -85,9 +109,13 @@ def program_suite(stdins: list[str], limits: ProgramLimits, config: RunCodeConfi
     cases = [{"name": f"run-{n}" if many else "run", "input": stdin, "output": ""} for n, stdin in enumerate(stdins)]
     timeout_s = min(3600.0, limits.run_timeout_s * len(stdins) + RUN_SLACK_S)
     output = f"output_bytes = {config.output_bytes * len(stdins)}\n" if many else ""
+    # TOML basic strings: the paths were checked (no control character, no backslash), so JSON's
+    # quoting of them (non-ASCII kept as is) is TOML's.
+    fetch = f"fetch_files = [{', '.join(json.dumps(p, ensure_ascii=False) for p in limits.fetch_files)}]\n"
     manifest = (
         'kind = "program"\nname = "run_code"\n\n[program]\ncases = "cases.jsonl"\ncompare = "none"\n'
-        f"time_limit_s = {limits.run_timeout_s!r}\nmemory_bytes = {limits.memory_mb * 1024**2}\n\n"
+        f"time_limit_s = {limits.run_timeout_s!r}\nmemory_bytes = {limits.memory_mb * 1024**2}\n"
+        f"{fetch if limits.fetch_files else ''}\n"
         f"[limits]\ntimeout_s = {timeout_s!r}\n{output}"
     )
     lines = b"".join(json.dumps(case).encode() + b"\n" for case in cases)
@@ -99,9 +127,8 @@ def program(request: RunCodeRequest, config: RunCodeConfig) -> tuple[Candidate, 
     this server does not support."""
     if request.language not in LANGUAGES:
         raise _refuse(f"language {request.language[:40]!r} is not supported: this server runs Python programs only")
-    for name in ("fetch_files", "args"):
-        if getattr(request, name):
-            raise _refuse(f"{name} is not supported: send the program as one Python source in code")
+    if request.args:
+        raise _refuse("args is not supported: send the program as one Python source in code")
     try:
         suite = program_suite([request.stdin or ""], limits_of(request, config), config)
     except InvalidInput as exc:  # an input this server cannot take (e.g. a huge stdin)
@@ -183,6 +210,23 @@ def syntax_stderr(code: str) -> str | None:
     return None
 
 
+def _fetched(case: CaseOutcome, message: str) -> tuple[dict[str, str], str]:
+    """The answer's `files` (path -> base64) from the files the case fetched, and `message` with
+    the ones not read for another reason than being missing said (SandboxFusion leaves a
+    missing file out and says nothing)."""
+    files: dict[str, str] = {}
+    notes: list[str] = []
+    for item in case.files:
+        if item.content_b64_untrusted is not None:
+            files[item.path] = item.content_b64_untrusted
+        elif item.error != "no such file":
+            notes.append(f"{item.path!r}: {item.error}")
+    if notes:
+        said = "fetch_files: " + "; ".join(notes)
+        message = f"{message}; {said}" if message else said
+    return files, message
+
+
 def case_response(evidence: Evidence, index: int, code: str = "") -> tuple[int, RunCodeResponse]:
     """The answer of the request whose case is `index` of `evidence` (`coalesce`: a job of several
     requests for the same program): a job-wide outcome (no case ran: overloaded, our failure, a
@@ -199,11 +243,13 @@ def case_response(evidence: Evidence, index: int, code: str = "") -> tuple[int, 
     if case.status is Status.PASSED and case.stdout_untrusted is None:  # never: the runner keeps it
         return 200, RunCodeResponse(status="SandboxError", message="the program's output was not kept", evidence_id=eid)
     passed = case.status is Status.PASSED
+    files, message = _fetched(case, "" if passed else case.message)
     return 200, RunCodeResponse(
         status="Success" if passed else "Failed",
-        message="" if passed else case.message,
+        message=message,
         run_result=_run_result(case),
         evidence_id=eid,
+        files=files,
     )
 
 
@@ -228,10 +274,11 @@ def response(evidence: Evidence, code: str = "") -> tuple[int, RunCodeResponse]:
     if case.status is Status.PASSED and case.stdout_untrusted is None:  # never: the runner keeps it
         return 200, RunCodeResponse(status="SandboxError", message="the program's output was not kept", evidence_id=eid)
     status = "Success" if evidence.ok else "Failed"
-    message = "" if evidence.ok else case.message
+    files, message = _fetched(case, "" if evidence.ok else case.message)
     return 200, RunCodeResponse(
         status=status,  # type: ignore[arg-type]
         message=message,
         run_result=run,
         evidence_id=eid,
+        files=files,
     )
