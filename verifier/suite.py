@@ -100,8 +100,8 @@ class ProgramManifest(BaseModel):
         "memory but the trusted side's reserve (the compile step is the only thing running).",
     )
 
-    fetch_files: list[str] = Field(
-        [],
+    fetch_files: tuple[str, ...] = Field(
+        (),
         max_length=MAX_FETCH_FILES,
         description="compare = none only: files (paths relative to the program's folder, checked as a "
         "candidate folder's paths are) read back after the last case, before the sandbox is reset, and "
@@ -119,7 +119,7 @@ class ProgramManifest(BaseModel):
 
     @field_validator("fetch_files")
     @classmethod
-    def _fetch_paths(cls, value: list[str]) -> list[str]:
+    def _fetch_paths(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for path in value:
             too_long = f"a path longer than {MAX_FETCH_PATH} characters" if len(path) > MAX_FETCH_PATH else None
             problem = path_problem(path) or too_long
