@@ -1,13 +1,14 @@
 """A plain, unsandboxed judge for programs in other languages (issue 36): what a simple judge
 does, on the host, with no isolation at all (trusted programs only: the corpus of
-tests/programs/language_corpus.py).
+tests/programs/language_corpus/).
 
 The same commands as the sandbox (`verifier.runner.languages`: the compile step in the program's
 own directory, then one process per case), the same per-case time limit (wall-clock here), the
-same comparison (`verifier.runner.cases.compare`) and the same order of verdicts: compile_error,
-then the worst case's in the verdict's order (timeout, error, failed); after two cases out of
-time the rest are not run. The host's toolchains are the host's (their versions may differ from
-the image's); a language whose toolchain the host lacks is skipped (`available`).
+same comparison (`verifier.runner.cases.compare`, in the problem's mode) and the same order of
+verdicts: compile_error, then the worst case's in the verdict's order (timeout, error, failed);
+after two cases out of time the rest are not run. The host's toolchains are the host's (their
+versions may differ from the image's); a language whose toolchain the host lacks is skipped
+(`available`).
 
     python bench/languages_plain.py      # judges the corpus, prints one line per solution
 """
@@ -48,6 +49,7 @@ def judge(
     time_limit_s: float,
     memory_bytes: int,
     compile_timeout_s: float,
+    compare_mode: str = "tokens",
 ) -> str:
     """The status of `source` on `cases`: passed, failed, error, timeout or compile_error."""
     lang = LANGUAGES[language]
@@ -82,7 +84,7 @@ def judge(
                 continue
             if run.returncode != 0:
                 seen.append("error")
-            elif not compare("tokens", want.encode(), run.stdout).ok:
+            elif not compare(compare_mode, want.encode(), run.stdout).ok:
                 seen.append("failed")
             else:
                 seen.append("passed")
@@ -95,7 +97,7 @@ def main() -> int:
 
     for sol in corpus.SOLUTIONS:
         if not available(sol.language):
-            print(f"{sol.language:7} {sol.problem:8} {sol.note:16} skipped (no toolchain on this host)")
+            print(f"{sol.language:7} {sol.problem:9} {sol.note:16} skipped (no toolchain on this host)")
             continue
         got = judge(
             sol.language,
@@ -104,8 +106,9 @@ def main() -> int:
             time_limit_s=corpus.TIME_LIMIT_S,
             memory_bytes=corpus.MEMORY_BYTES,
             compile_timeout_s=corpus.COMPILE_TIMEOUT_S,
+            compare_mode=corpus.COMPARE[sol.problem],
         )
-        print(f"{sol.language:7} {sol.problem:8} {sol.note:16} {got:14} expect {sol.expect}")
+        print(f"{sol.language:7} {sol.problem:9} {sol.note:16} {got:14} expect {sol.expect}")
     return 0
 
 

@@ -25,6 +25,7 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
+from verifier.closing import Closing
 from verifier.errors import VerifierError
 from verifier.evidence import Evidence, Fault, Status
 from verifier.serve.api import (
@@ -238,17 +239,11 @@ def _rounds(items: Iterable[ItemInput], retries: int, max_wait_s: float) -> Iter
         pending = current.again
 
 
-class Client(_Core[httpx.BaseTransport, httpx.Client]):
+class Client(Closing, _Core[httpx.BaseTransport, httpx.Client]):
     """A synchronous client (one httpx connection pool; close it, or use `with`)."""
 
     def _open(self, transport: httpx.BaseTransport | None, options: dict[str, Any]) -> httpx.Client:
         return httpx.Client(transport=transport, **options)
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def close(self) -> None:
         self.http.close()

@@ -13,9 +13,10 @@ import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from verifier._distribution import __version__
+from verifier.closing import Closing
 from verifier.errors import HostOverloaded, InvalidInput, SandboxUnavailable
 from verifier.evidence import (
     MAX_UNTRUSTED_CHARS,
@@ -35,16 +36,16 @@ from verifier.limits import Limits, PoolConfig, RunPolicy
 from verifier.runner import languages, trees
 from verifier.runner.languages import source_name
 from verifier.runner.protocol import (
-    DEFAULT_CANDIDATE_PROCESS,
-    DEFAULT_KIND,
-    DEFAULT_RUNNER,
-    DEFAULT_TRUSTED_PROCESS,
     OVERLOAD_FACTOR,
     PYTEST_PRELOAD,
     RESULT_OVERHEAD_BYTES,
+    CandidateProcess,
     JobConfig,
     JobResult,
     ProtocolError,
+    Runner,
+    SuiteKind,
+    TrustedProcess,
     encode_job,
     launch_command,
     parse_progress_line,
@@ -69,7 +70,7 @@ CandidateInput = Path | Candidate | str | bytes
 SuiteInput = Path | str | Suite
 
 
-class Verifier:
+class Verifier(Closing):
     """Verify candidates against trusted suites in a sandbox.
 
     Args:
@@ -159,12 +160,6 @@ class Verifier:
     def close(self) -> None:
         if self._backend is not None:
             self._backend.close()
-
-    def __enter__(self) -> Verifier:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def environment(self, suite: Suite) -> Environment | None:
         """The environment image of the suite's `requirements` (None when it declares none),
@@ -343,11 +338,8 @@ class Verifier:
             output_bytes=limits.output_bytes,
             reply_bytes=max(64 * 1024, limits.memory_bytes // REPLY_MEMORY_FRACTION),
             max_examples=suite.max_examples,
-            runner=suite.runner,
             uses_hypothesis=suite.uses_hypothesis,
-            candidate_process=suite.candidate_process,
-            trusted_process=suite.trusted_process,
-            kind=suite.kind,
+            **_run_settings(suite),
             program=suite.program.config(lang.language if lang else None, limits.memory_bytes)
             if suite.program is not None
             else None,
@@ -427,11 +419,8 @@ class _Fields:
             failures=verdict.failures,
             limits=self.limits,
             isolation=backend.isolation if backend is not None else "fresh",
-            runner=suite.runner if suite is not None else DEFAULT_RUNNER,
-            candidate_process=suite.candidate_process if suite is not None else DEFAULT_CANDIDATE_PROCESS,
-            trusted_process=suite.trusted_process if suite is not None else DEFAULT_TRUSTED_PROCESS,
             hypothesis=HypothesisSettings(max_examples=suite.max_examples if suite is not None else 100),
-            kind=suite.kind if suite is not None else DEFAULT_KIND,
+            **_run_settings(suite),
             cases=verdict.cases,
             program=program,
             candidate_output_untrusted=truncate(verdict.output, MAX_UNTRUSTED_CHARS),
@@ -441,6 +430,27 @@ class _Fields:
             environment=env,
             **extra,
         )
+
+
+class _RunSettings(TypedDict, total=False):
+    runner: Runner
+    candidate_process: CandidateProcess
+    trusted_process: TrustedProcess
+    kind: SuiteKind
+
+
+def _run_settings(suite: Suite | None) -> _RunSettings:
+    """How the suite's tests run: what the job carries to the runner and the evidence records,
+    from one place so the two cannot differ. Without a suite (a check refused before it had
+    one), nothing: the job's and the evidence's own defaults are the protocol's."""
+    if suite is None:
+        return {}
+    return {
+        "runner": suite.runner,
+        "candidate_process": suite.candidate_process,
+        "trusted_process": suite.trusted_process,
+        "kind": suite.kind,
+    }
 
 
 def _program_identity(lang: LanguageImage | None) -> dict[str, Any] | None:

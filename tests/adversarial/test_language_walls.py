@@ -28,8 +28,8 @@ LIMITS = Limits(timeout_s=60, memory_bytes=512 * 1024**2, output_bytes=256 * 102
 
 
 def expected_statuses(path: Path) -> set[Status]:
-    m = re.match(r"// expect: (.+)", path.read_text().splitlines()[0])
-    assert m, f"{path.name} must start with '// expect: <status> [...]'"
+    m = re.match(r"(?://|#) expect: (.+)", path.read_text().splitlines()[0])
+    assert m, f"{path.name} must start with '// expect: <status> [...]' ('#' in Bash)"
     return {Status(s) for s in m.group(1).split()}
 
 
@@ -64,7 +64,7 @@ def test_every_attacker_names_its_technique() -> None:
     assert len(ATTACKERS) >= 8
     for path in ATTACKERS:
         technique = path.read_text().splitlines()[1]
-        assert technique.startswith("// technique: ") and len(technique) > 30, path.name
+        assert technique.startswith(("// technique: ", "# technique: ")) and len(technique) > 30, path.name
 
 
 @pytest.mark.parametrize("attacker", ATTACKERS, ids=[p.name for p in ATTACKERS])
@@ -102,3 +102,37 @@ def test_a_compile_bomb_is_the_candidates_compile_error(reused: Verifier) -> Non
 def test_a_source_without_its_language_is_refused(reused: Verifier) -> None:
     ev = reused.check(Candidate.from_path(VICTIM), SUITE, language="rust")
     assert ev.status is Status.INVALID_INPUT and "rust" in ev.reason and "c" in ev.reason
+
+
+#: One attacker of each kind a language can try, for the gVisor run (the whole set runs under runc).
+#: Not fork_bomb.cpp: under gVisor's ptrace platform a compiled fork bomb grows the sandbox kernel's
+#: host processes without bound (about 600 a second, measured, while RLIMIT_NPROC holds the
+#: sandbox's own at 128) until the engine's pids limit stops them and the whole sandbox ends with
+#: exit code 2: contained, but judged `infra_error` (docs/programs.md, Known limits).
+UNDER_GVISOR = (
+    "include_trusted_case.c", "reads_expected_output.c", "ReadsExpected.java", "reads_environ.js",
+    "daemon_for_next_case.c", "background_loop.sh", "detached_child.js", "spawns_daemon.go",
+)  # fmt: skip
+
+
+@pytest.mark.gvisor
+def test_the_walls_hold_under_gvisor(sandbox_image: str, language_image: str) -> None:
+    """The same attackers on a gVisor `reuse` pool (a bigger sandbox: compilers' memory reads
+    higher there), each followed by the victim, whose answer must be the one it gets alone. gVisor
+    counts a runtime's memory with the pages it maps for it, so the JVM or Node near the suite's
+    64 MiB may end `oom` there: a failure either way, and what matters is the victim after it."""
+    limits = LIMITS.model_copy(update={"runtime": "gvisor", "memory_bytes": 768 * 1024**2})
+    with Verifier(image=sandbox_image, limits=limits) as fresh:
+        alone = fresh.check(VICTIM, SUITE)
+    assert alone.ok, [(f.test_id, f.message) for f in alone.failures]
+    with Verifier.pooled(
+        PoolConfig(policy="reuse", size=1, max_uses=10_000, preload=""), limits=limits, image=sandbox_image
+    ) as reused:
+        for name in UNDER_GVISOR:
+            ev = reused.check(PROGRAMS / name, SUITE)
+            want = expected_statuses(PROGRAMS / name)
+            assert ev.status in want | ({Status.OOM} if name.endswith((".java", ".js")) else set()), (name, ev.reason)
+            if Status.PASSED not in want:
+                assert not ev.ok and ev.fault.value == "candidate", (name, ev.reason)
+            after = reused.check(VICTIM, SUITE)
+            assert essence(after)[1:] == essence(alone)[1:], (name, [(f.test_id, f.message) for f in after.failures])

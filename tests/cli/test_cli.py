@@ -94,6 +94,11 @@ def test_image_build_is_idempotent_and_info_reports_versions(sandbox_image: str)
     assert info["tag"] == sandbox_image
     assert info["pytest"] == "9.2.0" and info["hypothesis"] == "6.170.15"
     assert info["python"].startswith("3.11")
+    languages = info["language_image"]  # built or not, the language image is named
+    assert languages["tag"].startswith("verifier-lang:")
+    if languages["built"]:
+        assert set(languages["toolchains"]) == {"c", "cpp", "java", "nodejs", "go", "rust", "bash"}
+        assert any(v.startswith("g++=") for v in languages["toolchains"]["cpp"])
 
 
 def _on_a_terminal(*args: str) -> tuple[int, bytes, bytes]:

@@ -15,6 +15,7 @@ import pytest
 from verifier.cluster.backend import RayBackend, _Counters, _Node
 from verifier.cluster.node import NodeInfo
 from verifier.errors import SandboxUnavailable
+from verifier.sandbox.backend import LanguageImage
 
 
 class RayActorError(Exception):
@@ -46,6 +47,7 @@ def node(name: str, answer: Callable[[], Any]) -> _Node:
         environment=SimpleNamespace(remote=lambda spec, image: answer),
         image_id=SimpleNamespace(remote=lambda image: answer),
         warm_up=SimpleNamespace(remote=lambda timeout: answer),
+        language_image=SimpleNamespace(remote=lambda language, image: answer),
     )
     return _Node(info=info, actor=actor, cap=1)
 
@@ -86,3 +88,23 @@ def test_every_node_lost_is_sandbox_unavailable_and_other_errors_are_not_swallow
 
     with pytest.raises(ValueError, match="a bug of ours"):
         backend(node("z", broken)).warm_up()
+
+
+def built(image_id: str, toolchain: tuple[str, ...] = ("g++=12.2",)) -> Callable[[], LanguageImage]:
+    return lambda: LanguageImage(language="cpp", tag="verifier-lang:x", image_id=image_id, toolchain=toolchain)
+
+
+def test_the_language_image_is_every_nodes_one_build_or_the_node_that_differs_is_named() -> None:
+    """A program in another language runs on the Ray backend only when every node holds the same
+    language image (its id is in the evidence and the planned evidence id, its toolchain in both):
+    a node lost meanwhile is left out, as for any call to every node."""
+    same = backend(node("a", built("sha256:x")), node("victim", gone), node("c", built("sha256:x")))
+    assert same.language_image("cpp", "verifier-sandbox:x").image_id == "sha256:x"
+    assert [lost.name for lost in same._counters.lost] == ["victim"]
+    with pytest.raises(SandboxUnavailable, match=r"node c has verifier-lang:x as sha256:y.*node a"):
+        backend(node("a", built("sha256:x")), node("c", built("sha256:y"))).language_image("cpp", "i")
+    with pytest.raises(SandboxUnavailable, match="load one language image on every node"):
+        backend(node("a", built("sha256:x")), node("c", built("sha256:x", ("g++=13",)))).language_image("cpp", "i")
+    refused = backend(node("a", built("sha256:x")), node("c", lambda: "node c cannot provide the cpp image: no root"))
+    with pytest.raises(SandboxUnavailable, match="node c cannot provide the cpp image: no root"):
+        refused.language_image("cpp", "i")

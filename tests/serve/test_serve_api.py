@@ -579,7 +579,7 @@ def test_run_code_answers_what_verl_reads(served: Served) -> None:
 
 def test_run_code_refuses_what_it_does_not_support(served: Served) -> None:
     for body in (
-        {"code": "print(1)", "language": "cpp"},
+        {"code": "<?php echo 1;", "language": "php"},  # SandboxFusion runs it; this server does not
         {"code": "print(1)", "language": "python", "files": {"/etc/passwd": "eA=="}},
         {"code": "print(1)", "language": "python", "fetch_files": ["/etc/passwd"]},
         {"code": "print(1)", "language": "python", "fetch_files": ["../x"]},

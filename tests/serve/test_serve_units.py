@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from tests.conftest import SUITE
 from verifier.client import _wait
 from verifier.errors import HostOverloaded
-from verifier.evidence import CaseOutcome, Counts, Evidence, Status
+from verifier.evidence import CaseOutcome, CompileInfo, Counts, Evidence, Failure, FailureKind, ProgramInfo, Status
 from verifier.inputs import Candidate
 from verifier.limits import Limits
 from verifier.sandbox.admission import Admission
@@ -237,7 +237,8 @@ def test_run_code_requests_become_one_case_program_suites() -> None:
     default = sandboxfusion.program(request.model_copy(update={"memory_limit_MB": -1}), config)[1]
     assert default.program is not None and default.program.memory_bytes == 512 * 1024**2
     for update, words in (
-        ({"language": "cpp"}, "Python programs only"),
+        ({"language": "php"}, "not supported: this server runs python, python3, c, cpp, java"),
+        ({"language": "cpp", "files": {"a.txt": "eA=="}}, "files are not supported with cpp"),
         ({"fetch_files": ["/etc/passwd"]}, "fetch_files: '/etc/passwd' is an absolute path"),
         ({"fetch_files": ["a/../b"]}, "fetch_files: "),
         ({"fetch_files": [f"f{n}" for n in range(33)]}, "at most 32"),
@@ -258,6 +259,25 @@ def test_run_code_requests_become_one_case_program_suites() -> None:
     # past the server's limit: the program gets the limit (and TimeLimitExceeded if it runs past it)
     longest = sandboxfusion.program(request.model_copy(update={"run_timeout": 31}), config)[1]
     assert longest.program is not None and longest.program.time_limit_s == 30
+    # Python's suite names no language (its evidence ids as before); others name theirs
+    assert suite.program.language is None
+    for asked, named in (("cpp", "cpp"), ("javascript", "nodejs"), ("java", "java"), ("bash", "bash")):
+        other = sandboxfusion.program(request.model_copy(update={"language": asked}), config)[1]
+        assert other.program is not None and other.program.language == named
+    # compile_timeout: the compile step's limit, past the server's limit that limit; none when interpreted
+    cpp = request.model_copy(update={"language": "cpp", "compile_timeout": 7.5})
+    assert sandboxfusion.program(cpp, config)[1].program.compile_timeout_s == 7.5  # type: ignore[union-attr]
+    capped = sandboxfusion.limits_of(cpp.model_copy(update={"compile_timeout": 1e6}), config)
+    assert capped.compile_timeout_s == config.max_compile_timeout_s and capped.language == "cpp"
+    assert sandboxfusion.limits_of(request.model_copy(update={"language": "nodejs"}), config).compile_timeout_s == 0
+    with pytest.raises(Refusal, match="compile_timeout 0"):
+        sandboxfusion.limits_of(cpp.model_copy(update={"compile_timeout": 0}), config)
+    # an interpreted language's compile_timeout is SandboxFusion's: ignored, whatever it is
+    assert sandboxfusion.limits_of(request.model_copy(update={"compile_timeout": 0}), config).language == "python"
+    # the same code as C and as C++ are two programs (never one coalesced job)
+    assert sandboxfusion.limits_of(cpp, config) != sandboxfusion.limits_of(
+        cpp.model_copy(update={"language": "c"}), config
+    )
 
 
 def program_evidence(case: CaseOutcome, status: Status) -> Evidence:
@@ -508,3 +528,42 @@ def test_requests_for_one_program_share_a_job_and_give_their_counts_back(tmp_pat
     assert engine.jobs[1:] == [["skip"]]  # the case it did not run, run again alone
     assert done[0][0].evidence_id == done[1][0].evidence_id and done[2][1] == 0
     assert client.running == 0 and not coalescer._open  # every count given back, no group left
+
+
+def compile_evidence(step: CompileInfo, said: str, cases: int) -> Evidence:
+    """A program in C++ that did not compile (`step`, the compiler's words `said`), in a job of `cases`."""
+    base = closed("x").model_dump()
+    base.pop("fault")  # derived from the status
+    outcomes = [
+        CaseOutcome(name=f"run-{n}", status=Status.COMPILE_ERROR, message="not run", ran=False) for n in range(cases)
+    ]
+    failure = Failure(test_id="<compile>", kind=FailureKind.COMPILE_ERROR, message=step.message, detail_untrusted=said)
+    fields = {
+        "status": Status.COMPILE_ERROR,
+        "ok": False,
+        "reason": step.message,
+        "kind": "program",
+        "cases": outcomes,
+        "counts": Counts(expected=cases, failed=cases),
+        "failures": [failure],
+        "program": ProgramInfo(language="cpp", toolchain=["g++=12"], compile=step),
+    }
+    return Evidence.model_validate({**base, **fields})
+
+
+def test_a_compile_step_becomes_sandboxfusions_compile_result() -> None:
+    """SandboxFusion's `run_commands`: a compile that failed is `compile_result` (Finished and the
+    compiler's code, or TimeLimitExceeded with none) and no run; every request of a coalesced job
+    gets it (the same program)."""
+    error = CompileInfo(ok=False, message="the program did not compile: the compiler exited with code 1", exit_code=1)
+    slow = CompileInfo(ok=False, message="the program did not compile within the 0.1 s compile time limit", wall_s=2)
+    memory = CompileInfo(ok=False, message="the compiler used more than its 256 MiB memory limit", signal=9)
+    for step, status, code in ((error, "Finished", 1), (slow, "TimeLimitExceeded", None), (memory, "Finished", -9)):
+        for cases, index in ((1, 0), (3, 2)):
+            http, answer = sandboxfusion.case_response(
+                compile_evidence(step, "main.cpp:1: error: x", cases), index, "int main( {", "cpp"
+            )
+            assert http == 200 and answer.status == "Failed" and answer.run_result is None, answer
+            assert answer.compile_result is not None and answer.compile_result.status == status
+            assert answer.compile_result.return_code == code and answer.compile_result.stderr == "main.cpp:1: error: x"
+            assert answer.compile_result.execution_time == step.wall_s and answer.message == step.message

@@ -32,6 +32,7 @@ from typer._click.core import Context, Parameter
 from typer._click.globals import get_current_context
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
+from verifier._distribution import install_hint
 from verifier.text import one_line
 
 if TYPE_CHECKING:
@@ -50,6 +51,12 @@ OPTION_OF = {
 #: An error document's status: the caller's input, or our sandbox (the engine, the image).
 ErrorStatus = Literal["invalid_input", "infra_error"]
 _FAULT_OF: dict[str, str] = {"invalid_input": "input", "infra_error": "verifier"}
+
+
+def ray_option(help_text: str) -> Any:
+    """`--ray ADDRESS`, said once for every command that can run on a Ray cluster: `help_text`
+    says what runs there, with `{hint}` where the ray extra's install command goes."""
+    return typer.Option("--ray", metavar="ADDRESS", help=escape(help_text.format(hint=install_hint("ray"))))
 
 
 def stderr() -> Console:

@@ -84,20 +84,31 @@ def image_info(
         bool, typer.Option("--json", help="Print JSON (an error document when the engine cannot be reached).")
     ] = False,
 ) -> None:
-    """Print the sandbox image's id, recipe digest and Python/pytest/Hypothesis versions."""
+    """Print the sandbox image's id, recipe digest and Python/pytest/Hypothesis versions, and the
+    language image's (C, C++, Java, JavaScript, Go, Rust, Bash) tag, id and toolchains, or that it
+    is not built yet (`verifier image build --languages`)."""
     from verifier.errors import SandboxUnavailable
     from verifier.sandbox import image
     from verifier.sandbox.docker_engine import connect
 
     try:
-        info = image.info(connect(), base=base)
+        client = connect()
+        described = image.info(client, base=base).as_dict()
+        described["language_image"] = image.language_info(client)
     except SandboxUnavailable as exc:
         raise sandbox_failure(exc) from None
     if json_out:
-        print(json.dumps(info.as_dict(), indent=2))
+        print(json.dumps(described, indent=2))
         return
-    for key, value in info.as_dict().items():
+    languages = described.pop("language_image")
+    for key, value in described.items():
         Console().print(f"[bold]{key:>14}[/]  {value}")
+    if not languages["built"]:
+        Console().print(f"[bold]{'languages':>14}[/]  {languages['tag']} not built (verifier image build --languages)")
+        return
+    Console().print(f"[bold]{'languages':>14}[/]  {languages['tag']} ({languages['image_id'][:19]})")
+    for name, versions in languages["toolchains"].items():
+        Console().print(f"[bold]{name:>14}[/]  {', '.join(versions)}")
 
 
 def gc(

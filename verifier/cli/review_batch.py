@@ -13,8 +13,16 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from verifier._distribution import install_hint
-from verifier.cli.common import EXIT_BUSY, ensure_image, fail, review_limits, sandbox_failure, say_error, stderr
+from verifier.cli.common import (
+    EXIT_BUSY,
+    ensure_image,
+    fail,
+    ray_option,
+    review_limits,
+    sandbox_failure,
+    say_error,
+    stderr,
+)
 from verifier.text import one_line
 
 if TYPE_CHECKING:
@@ -65,14 +73,10 @@ def batch(
     build: Annotated[bool, typer.Option(help="Build the sandbox image first when it is missing.")] = True,
     ray: Annotated[
         str | None,
-        typer.Option(
-            "--ray",
-            metavar="ADDRESS",
-            help=escape(
-                f"Run the instances' sandboxes on a Ray cluster (needs {install_hint('ray')}): its address, or auto "
-                "for RAY_ADDRESS or the cluster started on this machine. Each node finds or builds the environments "
-                "on its own engine; a job whose node dies is rerun on another node. See docs/review.md."
-            ),
+        ray_option(
+            "Run the instances' sandboxes on a Ray cluster (needs {hint}): its address, or auto for RAY_ADDRESS or "
+            "the cluster started on this machine. Each node finds or builds the environments on its own engine; a "
+            "job whose node dies is rerun on another node. See docs/review.md."
         ),
     ] = None,
 ) -> None:

@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from verifier._distribution import install_hint
-from verifier.cli.common import ensure_image, fail, require_runtime, sandbox_failure
+from verifier.cli.common import ensure_image, fail, ray_option, require_runtime, sandbox_failure
 
 
 # Long only in its signature (every option with its help, as typer reads them); the work is
@@ -30,13 +29,8 @@ def serve(
     port: Annotated[int | None, typer.Option(help="Port (default: the configuration's; 0 picks a free one).")] = None,
     ray: Annotated[
         str | None,
-        typer.Option(
-            "--ray",
-            metavar="ADDRESS",
-            help=escape(
-                f"Verify on a Ray cluster (needs {install_hint('ray')}): its address, or auto. A warm pool "
-                "on every node (docs/scale.md)."
-            ),
+        ray_option(
+            "Verify on a Ray cluster (needs {hint}): its address, or auto. A warm pool on every node (docs/scale.md)."
         ),
     ] = None,
 ) -> None:

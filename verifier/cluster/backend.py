@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, TypedDict, Unpack
+from typing import Any, TypedDict, TypeVar, Unpack
 
 from pydantic import BaseModel
 
@@ -35,7 +35,7 @@ from verifier._distribution import __version__, install_hint
 from verifier.cluster.node import NodeInfo, NodeRefused, NodeSandbox, NodeSpec
 from verifier.errors import SandboxUnavailable
 from verifier.limits import Limits, PoolConfig
-from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
+from verifier.sandbox.backend import LanguageImage, RawRun, SandboxBackend, SandboxJob
 from verifier.sandbox.environment import Environment
 from verifier.sandbox.image import Base, image_tag, recipe_digest
 from verifier.sandbox.pool import ACQUIRE_TIMEOUT_S
@@ -55,26 +55,54 @@ CLOSE_TIMEOUT_S = 60.0
 #: Margin past a job's own limit and a pool's wait for a container before the driver gives up.
 ANSWER_GRACE_S = 60.0
 RAY_EXTRA = f"the Ray backend needs Ray: {install_hint('ray')}"
+#: What nodes must agree on (an environment, a language image).
+T = TypeVar("T")
 
 
-def agreed_environment(answers: dict[str, Environment | str]) -> Environment:
-    """The one environment every node has (each node's answer: its environment, or why it has
-    none). A node without it, or with another digest (another sandbox image or pins), refuses
-    the job with a message naming that node: jobs must not run on different environments."""
+def _agreed(
+    answers: dict[str, T | str], what: str, key: Callable[[T], object], differs: Callable[[str, T, str, T], str]
+) -> T:
+    """The one `what` every node has (each node's answer: it, or why the node has none). A node
+    without it, or with another build (`key` differs), refuses the job with `differs`' message
+    naming that node: a job must be judged the same wherever it runs."""
     if not answers:
-        raise SandboxUnavailable("no live Ray node to provide the suite's environment")
+        raise SandboxUnavailable(f"no live Ray node to provide {what}")
     for answer in answers.values():
         if isinstance(answer, str):
             raise NodeRefused(answer)
-    envs = {name: env for name, env in answers.items() if not isinstance(env, str)}
-    first_name, first = next(iter(envs.items()))
-    for name, env in envs.items():
-        if env.digest != first.digest:
-            raise NodeRefused(
-                f"node {name} has environment {env.digest[:16]}, node {first_name} {first.digest[:16]} for the same "
-                "requirements: give every node the same sandbox image (verifier image build --suite DIR on each)"
-            )
+    held: dict[str, T] = {name: answer for name, answer in answers.items() if not isinstance(answer, str)}
+    first_name, first = next(iter(held.items()))
+    for name, answer in held.items():
+        if key(answer) != key(first):
+            raise NodeRefused(differs(name, answer, first_name, first))
     return first
+
+
+def agreed_environment(answers: dict[str, Environment | str]) -> Environment:
+    """The one environment every node has: the same digest (sandbox image and pins) on each."""
+    return _agreed(
+        answers,
+        "the suite's environment",
+        lambda env: env.digest,
+        lambda name, env, first_name, first: (
+            f"node {name} has environment {env.digest[:16]}, node {first_name} {first.digest[:16]} for the same "
+            "requirements: give every node the same sandbox image (verifier image build --suite DIR on each)"
+        ),
+    )
+
+
+def agreed_language_image(answers: dict[str, LanguageImage | str]) -> LanguageImage:
+    """The one language image every node holds: the same build (image id and toolchain, which the
+    evidence and its id name) on each, so a program is judged by the same compiler wherever it runs."""
+    return _agreed(
+        answers,
+        "the language image",
+        lambda image: (image.image_id, image.toolchain),
+        lambda name, image, first_name, first: (
+            f"node {name} has {image.tag} as {image.image_id[:19]}, node {first_name} as {first.image_id[:19]}: "
+            "load one language image on every node (docs/scale.md)"
+        ),
+    )
 
 
 def import_ray() -> ModuleType:
@@ -372,6 +400,11 @@ class RayBackend(SandboxBackend):
         """Every live node finds or builds the environment of `spec`; all must have the same digest."""
         answers = self._on_live_nodes(lambda actor: actor.environment.remote(spec, image))
         return agreed_environment({node.info.name: answer for node, answer in answers})
+
+    def language_image(self, language: str, image: str) -> LanguageImage:
+        """Every live node finds (or builds) the language image; all must hold the same build."""
+        answers = self._on_live_nodes(lambda actor: actor.language_image.remote(language, image))
+        return agreed_language_image({node.info.name: answer for node, answer in answers})
 
     def image_id(self, image: str) -> str:
         """The image id every live node holds for `image`; SandboxUnavailable when they differ."""

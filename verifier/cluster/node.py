@@ -21,7 +21,7 @@ from verifier.cluster import lifeline
 from verifier.errors import InvalidInput, SandboxUnavailable
 from verifier.limits import Limits, PoolConfig
 from verifier.sandbox import image as images
-from verifier.sandbox.backend import RawRun, SandboxJob
+from verifier.sandbox.backend import LanguageImage, RawRun, SandboxJob
 from verifier.sandbox.container import EngineError, connect, translated
 from verifier.sandbox.environment import Environment
 from verifier.sandbox.image import LABEL_RECIPE, Base
@@ -166,6 +166,14 @@ class NodeSandbox:
             return self._ready_pool().environment(spec, image)
         except (SandboxUnavailable, InvalidInput) as exc:
             return f"node {self.name} cannot provide the environment: {exc}"
+
+    def language_image(self, language: str, image: str) -> LanguageImage | str:
+        """The image of programs in `language` on this node's engine (found, or built from the
+        node's own recipe), or why it cannot have it: the driver refuses the node then."""
+        try:
+            return self._ready_pool().language_image(language, image)
+        except SandboxUnavailable as exc:
+            return f"node {self.name} cannot provide the {language} image: {exc}"
 
     def stats(self) -> dict[str, int]:
         """Jobs served and the pool's counters."""

@@ -13,9 +13,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Literal
 
+from verifier.closing import Closing
 from verifier.limits import Limits
 from verifier.sandbox.requirements import DependencySpec
 
@@ -106,7 +106,7 @@ class LanguageImage:
     toolchain: tuple[str, ...] = ()
 
 
-class SandboxBackend(ABC):
+class SandboxBackend(Closing, ABC):
     """Runs jobs in sandboxes. Use as a context manager so `close` always runs."""
 
     isolation: Literal["fresh", "reuse"] = "fresh"
@@ -143,16 +143,5 @@ class SandboxBackend(ABC):
         """
         raise NotImplementedError
 
-    def close(self) -> None:  # noqa: B027 - optional hook
+    def close(self) -> None:
         """Release everything the backend holds (containers, threads)."""
-
-    def __enter__(self) -> SandboxBackend:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

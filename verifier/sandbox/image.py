@@ -448,6 +448,23 @@ def language_tag() -> str:
     return f"{LANGUAGE_REPO}:{_digest_of(base_spec('debootstrap', IMAGE_PACKAGES))[:16]}"
 
 
+def language_info(client: Client) -> dict[str, Any]:
+    """The language image as `verifier image info` describes it: its tag, whether it is built,
+    and (built) its id and every language's toolchain (name=version, from its labels)."""
+    tag = language_tag()
+    meta = inspect_image(client.api, tag)
+    if meta is None:
+        return {"tag": tag, "built": False}
+    labels = meta.get("Config", {}).get("Labels") or {}
+    versions = [item for item in str(labels.get(LABEL_TOOLCHAIN, "")).split(",") if item]
+    toolchains = {
+        name: [v for v in versions if v.partition("=")[0] in lang.packages]
+        for name, lang in LANGUAGES.items()
+        if lang.packages
+    }
+    return {"tag": tag, "built": True, "image_id": str(meta["Id"]), "toolchains": toolchains}
+
+
 def language_image(client: Client, language: str, *, progress: Progress | None = None) -> LanguageImage:
     """The image of programs in `language` (any but Python): the one language image, found by
     its recipe digest or built once like the sandbox image, offline (the packages come in the

@@ -148,12 +148,18 @@ class Health(BaseModel):
 
 # -- SandboxFusion's /run_code ------------------------------------------------------------------
 class RunCodeRequest(BaseModel):
-    """SandboxFusion's `RunCodeRequest` (the fields verl's reward code sends). Python only;
-    `args` must be empty (docs/serve.md has the table)."""
+    """SandboxFusion's `RunCodeRequest` (the fields verl's reward code sends): a program in Python,
+    C, C++, Java, JavaScript (Node.js), Go, Rust or Bash; `args` must be empty (docs/serve.md has
+    the table)."""
 
     model_config = ConfigDict(extra="ignore")
 
-    compile_timeout: float = Field(10, description="Ignored: Python is checked for syntax, which takes no time.")
+    compile_timeout: float = Field(
+        10,
+        description="Compiled languages (c, cpp, java, go, rust): seconds the compile step may take (charged "
+        "time, more than 0), past the server's max_compile_timeout_s that limit; ignored for python, nodejs "
+        "and bash.",
+    )
     run_timeout: float = Field(
         10,
         gt=0,
@@ -161,13 +167,17 @@ class RunCodeRequest(BaseModel):
         "server's max_run_timeout_s, that limit.",
     )
     memory_limit_MB: int = Field(-1, description="Peak memory of the program in MiB; -1: the server's default.")
-    code: str = Field(description="The program: Python source, run as __main__.")
+    code: str = Field(description="The program's source (Python: run as __main__).")
     stdin: str | None = Field(None, description="What the program reads on stdin.")
-    language: str = Field(description="Only 'python' (also 'python3').")
+    language: str = Field(
+        description="SandboxFusion's names: python (or python3), cpp, java, nodejs (or javascript), go, rust, "
+        "bash; also c. Others are refused (400). docs/programs.md has each language's compiler and commands."
+    )
     files: dict[str, str | None] = Field(
         {},
-        description="Relative path -> base64 content (null: skipped), written beside the program (which is "
-        "solution.py then) before it runs; at most 100 files, 8 MiB decoded.",
+        description="Python only: relative path -> base64 content (null: skipped), written beside the program "
+        "(which is solution.py then) before it runs; at most 100 files, 8 MiB decoded. A program in another "
+        "language is one file: files are refused (400).",
     )
     fetch_files: list[str] = Field(
         [],
@@ -190,7 +200,9 @@ class CommandRunResult(BaseModel):
 
 
 class RunCodeResponse(BaseModel):
-    """SandboxFusion's `RunCodeResponse`, plus the id of the evidence behind it."""
+    """SandboxFusion's `RunCodeResponse`, plus the id of the evidence behind it. `compile_result`
+    is the compile step of a compiled language (null for python, nodejs, bash); a program that
+    did not compile has it and no `run_result`."""
 
     status: Literal["Success", "Failed", "SandboxError"]
     message: str = ""

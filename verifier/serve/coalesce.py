@@ -58,7 +58,9 @@ MAX_GROUP_INPUT_BYTES = 4 * 1024**2
 #: The job's time limit is at most Limits' (an hour).
 MAX_JOB_S = 3600.0
 
-Key = tuple[str, str, float, int, tuple[str, ...]]
+#: The principal, the candidate's digest, and its limits and language (the same code in C and C++
+#: are two programs).
+Key = tuple[str, str, ProgramLimits]
 #: Keeps a check's evidence for its principal and counts it (`checks.record`, for "programs").
 Record = Callable[[TokenSpec, ClientState, Evidence], None]
 
@@ -72,7 +74,7 @@ def group_size(config: RunCodeConfig, limits: ProgramLimits) -> int:
     with `fetch_files` does: its files are read after its own case, the job's last)."""
     if limits.fetch_files:
         return 1
-    by_time = int((MAX_JOB_S - RUN_SLACK_S) // limits.run_timeout_s)
+    by_time = int((MAX_JOB_S - RUN_SLACK_S - limits.compile_timeout_s) // limits.run_timeout_s)
     by_output = MAX_GROUP_OUTPUT_BYTES // config.output_bytes
     size = max(1, min(MAX_GROUP, by_time, by_output))
     # Each case's share of the output must be the one it has alone (never fewer bytes kept).
@@ -156,7 +158,7 @@ class Coalescer:
         request is admitted (`client` counts it); its count is given back when its case has run.
         Each job's evidence is recorded once (`record`)."""
         config = self.config
-        key: Key = (spec.name, candidate.sha256, limits.run_timeout_s, limits.memory_mb, limits.fetch_files)
+        key: Key = (spec.name, candidate.sha256, limits)
         member = _Member(stdin, client, asyncio.get_running_loop().create_future())
         try:
             free = self.running_engine().free_workers

@@ -117,7 +117,8 @@ class HttpConfig(BaseModel):
 
 
 class RunCodeConfig(BaseModel):
-    """SandboxFusion's `/run_code`: Python programs on stdin/stdout, on a pool of their own."""
+    """SandboxFusion's `/run_code`: programs on stdin/stdout (Python and the languages of
+    docs/programs.md), on a pool of their own."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -126,6 +127,9 @@ class RunCodeConfig(BaseModel):
         1024, ge=16, description="Largest memory_limit_MB a request may ask for (also what -1 means)."
     )
     max_run_timeout_s: float = Field(60.0, gt=0, le=600, description="Largest run_timeout a request may ask for.")
+    max_compile_timeout_s: float = Field(
+        60.0, gt=0, le=600, description="Largest compile_timeout a request may ask for (compiled languages)."
+    )
     output_bytes: int = Field(
         4 * MiB,
         ge=64 * 1024,

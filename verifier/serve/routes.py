@@ -174,7 +174,7 @@ async def run_program(state: ServerState, request: Request, token: str | None) -
         record(state, who, count, "programs", evidence)
 
     evidence, index = await state.coalescer.run(spec, client, candidate, body.stdin or "", limits, kept)
-    status, reply = sandboxfusion.case_response(evidence, index, body.code)
+    status, reply = sandboxfusion.case_response(evidence, index, body.code, limits.language)
     headers = {"Retry-After": str(state.config.retry_after_s)} if status != 200 else {}
     return Answer(reply.model_dump_json(), budget=state.answers, owner=spec.name, status_code=status, headers=headers)
 

@@ -77,6 +77,7 @@ from verifier.agents.sandbox.limits import FLOOD_FACTOR, AgentSandboxLimits
 from verifier.agents.sandbox.making import SANDBOX_ID, environment_image, launch_sandbox, let_go
 from verifier.agents.sandbox.seed import MAX_SEED_FILES, SeedError, batches, read_seed
 from verifier.agents.sandbox.transfers import TRANSFER_TIMEOUT_S, FolderDownloadResponse, SandboxFiles
+from verifier.closing import Closing
 from verifier.sandbox import provenance
 from verifier.sandbox.container import EngineError, connect, container_record, remove, translated
 from verifier.sandbox.provenance import Made
@@ -99,7 +100,7 @@ __all__ = [
 ]
 
 
-class DockerSandbox(SandboxFiles, BaseSandbox):  # type: ignore[misc]
+class DockerSandbox(Closing, SandboxFiles, BaseSandbox):  # type: ignore[misc]
     """A Deep Agents sandbox backend on one hardened container, for one agent session.
 
     Use it as a context manager (or call `close()`): the container is removed on exit, also
@@ -292,12 +293,6 @@ class DockerSandbox(SandboxFiles, BaseSandbox):  # type: ignore[misc]
         self._finalizer.detach()
         if self._own_client:
             self._client.close()
-
-    def __enter__(self) -> DockerSandbox:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"DockerSandbox({self.name}, {'closed' if self.closed else 'running'})"

@@ -33,6 +33,7 @@ from verifier.agents.sandbox.box import DockerSandbox
 from verifier.agents.sandbox.identity import discard, prove
 from verifier.agents.sandbox.lease import check_idle_timeout
 from verifier.agents.sandbox.limits import AgentSandboxLimits
+from verifier.closing import Closing
 from verifier.errors import SandboxUnavailable, UnknownSandbox
 from verifier.sandbox.container import NameTaken, connect, container_record
 from verifier.sandbox.gc import owner_alive
@@ -44,7 +45,7 @@ DEFAULT_IDLE_S = 1800.0
 START_WAIT_S = 300.0
 
 
-class ThreadSandboxes:
+class ThreadSandboxes(Closing):
     """Lasting sandboxes keyed by thread id: the same thread gets the same sandbox, also from
     another process, until it ends after `idle_timeout_s` without use.
 
@@ -135,12 +136,6 @@ class ThreadSandboxes:
             self._held.clear()
         if self._own_client:
             self._client.close()
-
-    def __enter__(self) -> ThreadSandboxes:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -- inside -------------------------------------------------------------------------
     def _running(self, container_id: str) -> bool:
