@@ -168,6 +168,27 @@ class LineDifference(BaseModel):
     )
 
 
+class FetchedFile(BaseModel):
+    """A file a program suite named in `fetch_files` (compare = "none"), as the sandbox read it
+    after the run's last case, before the reset."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str = Field(description="The path as the suite named it (relative to the program's folder).")
+    sha256: str | None = Field(
+        None, description="SHA-256 of the file's bytes (computed by the host); null when not fetched."
+    )
+    size: int = Field(0, ge=0, description="Bytes of the file; 0 when not fetched.")
+    content_b64_untrusted: str | None = Field(
+        None, description="The file's bytes (the candidate's), base64; null when not fetched (`error` says why)."
+    )
+    error: TrustedLine | None = Field(
+        None,
+        description="Why it is not here: no such file, a symbolic link, not a regular file, not the program's "
+        "own, over the result's room for files, or the reset could not vouch for it.",
+    )
+
+
 class CaseOutcome(BaseModel):
     """One case of a program suite (kind = "program"): what the program did with its input."""
 
@@ -203,6 +224,9 @@ class CaseOutcome(BaseModel):
     )
     stderr_untrusted: UntrustedText | None = Field(
         None, description='compare = "none" only: what the program wrote to stderr (as stdout).'
+    )
+    files: list[FetchedFile] = Field(
+        [], description='compare = "none" with fetch_files, the run\'s last case only: one per path named, in order.'
     )
 
 

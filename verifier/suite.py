@@ -26,6 +26,8 @@ from verifier.runner.protocol import (
     DEFAULT_KIND,
     DEFAULT_RUNNER,
     DEFAULT_TRUSTED_PROCESS,
+    MAX_FETCH_FILES,
+    MAX_FETCH_PATH,
     CandidateProcess,
     ProgramConfig,
     Runner,
@@ -33,7 +35,7 @@ from verifier.runner.protocol import (
     TrustedProcess,
 )
 from verifier.runner.suite_files import is_test_file
-from verifier.runner.trees import reserved, shown, tree_problem
+from verifier.runner.trees import path_problem, reserved, shown, tree_problem
 from verifier.sandbox.requirements import DependencyError, DependencySpec, check_requirement, parse_lines
 
 MAX_SUITE_BYTES = 8 * 1024**2
@@ -98,11 +100,34 @@ class ProgramManifest(BaseModel):
         "memory but the trusted side's reserve (the compile step is the only thing running).",
     )
 
+    fetch_files: tuple[str, ...] = Field(
+        (),
+        max_length=MAX_FETCH_FILES,
+        description="compare = none only: files (paths relative to the program's folder, checked as a "
+        "candidate folder's paths are) read back after the last case, before the sandbox is reset, and "
+        "returned in that case's outcome (base64, with their SHA-256); a missing file, a link, a FIFO or "
+        "a file over the result's room says so instead.",
+    )
+
     @model_validator(mode="after")
     def _checker_iff_compare(self) -> ProgramManifest:
         if (self.compare == "checker") != (self.checker is not None):
             raise ValueError("checker: name the checker file exactly when compare = 'checker'")
+        if self.fetch_files and self.compare != "none":
+            raise ValueError("fetch_files: only with compare = 'none'")
         return self
+
+    @field_validator("fetch_files")
+    @classmethod
+    def _fetch_paths(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for path in value:
+            too_long = f"a path longer than {MAX_FETCH_PATH} characters" if len(path) > MAX_FETCH_PATH else None
+            problem = path_problem(path) or too_long
+            if problem is not None:
+                raise ValueError(f"fetch_files: {problem}")
+        if len(set(value)) != len(value):
+            raise ValueError("fetch_files: a path named twice")
+        return value
 
     @field_validator("language")
     @classmethod

@@ -13,6 +13,7 @@ busy the host was, and only a run with no fault of the candidate's is called `ov
 from __future__ import annotations
 
 import base64
+import hashlib
 from dataclasses import dataclass, field
 
 from verifier.evidence import (
@@ -21,6 +22,7 @@ from verifier.evidence import (
     Counts,
     Failure,
     FailureKind,
+    FetchedFile,
     LineDifference,
     Status,
     is_proven,
@@ -30,6 +32,7 @@ from verifier.runner.protocol import (
     CaseRecord,
     CompileRecord,
     FailureRecord,
+    FetchedRecord,
     JobResult,
     ProtocolError,
     parse_result,
@@ -113,6 +116,16 @@ def _kept(b64: str | None) -> str | None:
     return None if b64 is None else base64.b64decode(b64).decode("utf-8", "replace")
 
 
+def _fetched(record: FetchedRecord) -> FetchedFile:
+    """A fetched file's record as evidence: its hash computed here, from the bytes that came back."""
+    if record.b64 is None:
+        return FetchedFile(path=record.path, error=record.error or "not fetched")
+    data = base64.b64decode(record.b64)
+    return FetchedFile(
+        path=record.path, sha256=hashlib.sha256(data).hexdigest(), size=len(data), content_b64_untrusted=record.b64
+    )
+
+
 def _case(record: CaseRecord) -> CaseOutcome:
     difference = None
     if record.line is not None and record.output_line is not None and record.expected_line is not None:
@@ -136,6 +149,7 @@ def _case(record: CaseRecord) -> CaseOutcome:
         stdout_untrusted=_kept(record.stdout_b64),
         stderr_untrusted=_kept(record.stderr_b64),
         difference=difference,
+        files=[_fetched(f) for f in record.files],
     )
 
 

@@ -85,6 +85,11 @@ def test_a_program_manifest() -> None:
         (b'kind = "program"\n[program]\nmemory_bytes = 1024\n', "memory_bytes"),
         (b'kind = "program"\n[program]\nabs_tol = -1.0\n', "abs_tol"),
         (b'kind = "program"\n[program]\nrel_tol = nan\n', "rel_tol"),
+        (b'kind = "program"\n[program]\nfetch_files = ["a.txt"]\n', "fetch_files: only with compare = 'none'"),
+        (b'kind = "program"\n[program]\ncompare = "none"\nfetch_files = ["/etc/passwd"]\n', "an absolute path"),
+        (b'kind = "program"\n[program]\ncompare = "none"\nfetch_files = ["a/../b"]\n', "'..' component"),
+        (b'kind = "program"\n[program]\ncompare = "none"\nfetch_files = ["a", "a"]\n', "a path named twice"),
+        (b'kind = "program"\n[program]\ncompare = "none"\nfetch_files = ["' + b"x" * 256 + b'"]\n', "longer than 255"),
     ],
 )
 def test_bad_program_manifests_name_the_key(toml: bytes, error: str) -> None:

@@ -38,6 +38,7 @@ from verifier.runner.protocol import (
     parse_result,
     split_result_line,
 )
+from verifier.runner.protocol.budget import FETCH_ERROR_JSON, FETCH_RECORD_JSON_BYTES
 
 #: Characters that cost the most JSON bytes each: beyond the BMP (a surrogate pair, 12 bytes),
 #: a control character and a lone surrogate (6), an invalid byte decoded as U+FFFD (6).
@@ -128,8 +129,15 @@ def test_the_budget_adds_up() -> None:
     # the rest: its own fields, the sandbox error at its budget, and a comma between each record
     commas = MAX_FAILURES + MAX_CASES
     assert compact(bare) - 2 + ERROR_JSON_BYTES + commas <= RESULT_FIXED_JSON_BYTES
+    # a fetched file's record without its content: its path (MAX_FETCH_PATH characters of 12 bytes
+    # at worst) and its error at their budgets, its size at its largest, and a comma
+    bare_file = protocol.FetchedRecord(path="", error="", size=2**63)
+    assert compact(bare_file) - 4 + 12 * protocol.MAX_FETCH_PATH + 2 + FETCH_ERROR_JSON + 1 <= FETCH_RECORD_JSON_BYTES
     assert (
-        MAX_FAILURES * FAILURE_JSON_BYTES + MAX_CASES * CASE_JSON_BYTES + RESULT_FIXED_JSON_BYTES
+        MAX_FAILURES * FAILURE_JSON_BYTES
+        + MAX_CASES * CASE_JSON_BYTES
+        + RESULT_FIXED_JSON_BYTES
+        + protocol.MAX_FETCH_FILES * FETCH_RECORD_JSON_BYTES
         <= RESULT_OVERHEAD_BYTES
     )
 
@@ -219,3 +227,58 @@ def test_a_kept_output_that_is_not_base64_is_refused() -> None:
     raw["cases"] = [{"name": "c", "outcome": "passed", "summary": "s", "stdout_b64": "not base64!"}]
     with pytest.raises(protocol.ProtocolError, match="stdout_b64"):
         parse_result(json.dumps(raw).encode(), max_bytes=1024 + RESULT_OVERHEAD_BYTES)
+
+
+@pytest.mark.parametrize("char", WORST_CHARS, ids=["astral", "control", "surrogate", "replacement", "quote"])
+@pytest.mark.parametrize("output_bytes", [64 * 1024, 4 * 1024**2])
+def test_fetched_files_fit_beside_everything_else(char: str, output_bytes: int) -> None:
+    """compare = "none" with fetch_files: the fetched files' contents (as much as `fetch_bytes`
+    lets the reader take), their records at their worst (paths and errors of the worst
+    characters, on every case), the kept outputs and the candidate output together still fit the
+    host's limit; a content past the room is dropped and its record says so, never cut."""
+    room = protocol.fetch_bytes(output_bytes)
+    share = room // protocol.MAX_FETCH_FILES
+    content = base64.b64encode(b"\xff" * share).decode()
+    files = [
+        protocol.FetchedRecord(path=worst_text(protocol.MAX_FETCH_PATH, char) + str(n), b64=content, size=share)
+        for n in range(protocol.MAX_FETCH_FILES)
+    ]
+    errors = [protocol.FetchedRecord(path=worst_text(10 * protocol.MAX_FETCH_PATH, char), error=char * 5000)] * 40
+    kept = protocol.kept_output_bytes(output_bytes, 1)
+    full = base64.b64encode(b"\xff" * kept).decode()
+    last = replace(worst_case(char), stdout_b64=full, stderr_b64=full, files=files)
+    result = replace(
+        worst_result(char, output_bytes), cases=[replace(worst_case(char), files=errors)] * (MAX_CASES - 1) + [last]
+    )
+    body = payload(format_result_line("n", False, result, output_bytes))
+    assert len(body) <= output_bytes + RESULT_OVERHEAD_BYTES
+    parsed = parse_result(body, max_bytes=output_bytes + RESULT_OVERHEAD_BYTES)
+    assert sum(len(c.files) for c in parsed.cases) <= protocol.MAX_FETCH_FILES
+    # Alone on the last case, every file within the room comes back whole.
+    alone = replace(result, cases=[replace(worst_case(char), files=files)])
+    parsed = parse_result(payload(format_result_line("n", False, alone, output_bytes)), max_bytes=10**9)
+    assert [f.b64 for f in parsed.cases[0].files] == [content] * protocol.MAX_FETCH_FILES
+    # One past the room loses its content, and says so.
+    over = [*files[:-1], replace(files[-1], b64=base64.b64encode(b"x" * output_bytes).decode(), size=output_bytes)]
+    parsed = parse_result(
+        payload(
+            format_result_line("n", False, replace(alone, cases=[replace(worst_case(char), files=over)]), output_bytes)
+        ),
+        max_bytes=output_bytes + RESULT_OVERHEAD_BYTES,
+    )
+    assert parsed.cases[0].files[-1].b64 is None and "over the result's" in (parsed.cases[0].files[-1].error or "")
+
+
+def test_a_fetched_records_size_must_be_its_contents() -> None:
+    line = format_result_line(
+        "n", False, JobResult(runner="pytest", exit_code=0, counts=JobCounts(), kind="program", cases=[]), 1024
+    )
+    raw = json.loads(payload(line))
+    for bad in (
+        {"path": "a", "b64": "eA==", "size": 2},
+        {"path": "a"},
+        {"path": "a", "b64": "eA==", "size": 1, "error": "e"},
+    ):
+        raw["cases"] = [{"name": "c", "outcome": "passed", "summary": "s", "files": [bad]}]
+        with pytest.raises(protocol.ProtocolError, match="files"):
+            parse_result(json.dumps(raw).encode(), max_bytes=1024 + RESULT_OVERHEAD_BYTES)

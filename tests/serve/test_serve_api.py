@@ -581,7 +581,8 @@ def test_run_code_refuses_what_it_does_not_support(served: Served) -> None:
     for body in (
         {"code": "<?php echo 1;", "language": "php"},  # SandboxFusion runs it; this server does not
         {"code": "print(1)", "language": "python", "files": {"/etc/passwd": "eA=="}},
-        {"code": "print(1)", "language": "python", "fetch_files": ["a.txt"]},
+        {"code": "print(1)", "language": "python", "fetch_files": ["/etc/passwd"]},
+        {"code": "print(1)", "language": "python", "fetch_files": ["../x"]},
         {"code": "print(1)", "language": "python", "memory_limit_MB": 100_000},
     ):
         refused = run_code(served, body)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import itertools
 import json
 import re
@@ -14,6 +15,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 import requests
 
@@ -220,3 +222,49 @@ def test_files_are_written_beside_the_program(served: Served) -> None:
                 assert exc.status == 400 and words in exc.reason, exc
             else:
                 raise AssertionError(f"{bad} was taken")
+
+
+def run_code_raw(served: Served, body: dict[str, Any]) -> httpx.Response:
+    """One /run_code request as JSON, tried again after a 504 (as verl does)."""
+    with served.client(served.tokens["verl"], timeout=300) as client:
+        for _ in range(SETTLE_ATTEMPTS):
+            answer = client.post("/run_code", json={"language": "python", "run_timeout": 5, **body})
+            if answer.status_code != 504:
+                break
+    return answer
+
+
+def test_fetch_files_come_back_as_sandboxfusion_gives_them(served: Served) -> None:
+    """SandboxFusion's `fetch_files`: the files the program wrote in its folder come back base64
+    under the names asked for; a missing one is left out (SandboxFusion's `os.path.isfile` test),
+    with no message; the evidence holds each one's SHA-256 and size, bound to what came back."""
+    blob = bytes(range(256)) * 3
+    code = (
+        "import os\nopen('a.txt', 'w').write('secret')\nos.makedirs('sub/deeper')\n"
+        "open('sub/deeper/b.bin', 'wb').write(bytes(range(256)) * 3)\nos.link('a.txt', 'twin.txt')\nprint('done')\n"
+    )
+    asked = ["a.txt", "sub/deeper/b.bin", "missing.txt", "twin.txt"]
+    answer = run_code_raw(served, {"code": code, "fetch_files": asked})
+    assert answer.status_code == 200, answer.text
+    reply = answer.json()
+    assert reply["status"] == "Success" and reply["message"] == "", reply
+    assert reply["run_result"]["stdout"] == "done\n"
+    assert sorted(reply["files"]) == ["a.txt", "sub/deeper/b.bin", "twin.txt"]
+    assert base64.b64decode(reply["files"]["a.txt"]) == b"secret"
+    assert base64.b64decode(reply["files"]["twin.txt"]) == b"secret"  # the program's own hard link
+    assert base64.b64decode(reply["files"]["sub/deeper/b.bin"]) == blob
+    with served.client(served.tokens["verl"]) as client:
+        evidence = client.get(f"/v1/evidence/{reply['evidence_id']}").json()
+    files = {f["path"]: f for f in evidence["cases"][-1]["files"]}
+    assert list(files) == asked
+    assert files["sub/deeper/b.bin"]["sha256"] == hashlib.sha256(blob).hexdigest()
+    assert files["sub/deeper/b.bin"]["size"] == len(blob)
+    assert files["missing.txt"]["error"] == "no such file" and files["missing.txt"]["sha256"] is None
+    # A program that fails still has its files read (SandboxFusion reads them whatever the run did).
+    failing = run_code_raw(
+        served, {"code": "open('out.txt', 'w').write('x')\nraise SystemExit(3)", "fetch_files": ["out.txt"]}
+    )
+    assert failing.json()["status"] == "Failed" and failing.json()["files"] == {"out.txt": "eA=="}, failing.text
+    # Nothing is fetched unless asked for, and the next program sees none of the last one's files.
+    after = run_code_raw(served, {"code": "import os\nprint(sorted(os.listdir('.')))", "fetch_files": ["a.txt"]})
+    assert after.json()["files"] == {} and after.json()["run_result"]["stdout"] == "['solution.py']\n", after.text

@@ -239,7 +239,9 @@ def test_run_code_requests_become_one_case_program_suites() -> None:
     for update, words in (
         ({"language": "php"}, "not supported: this server runs python, python3, c, cpp, java"),
         ({"language": "cpp", "files": {"a.txt": "eA=="}}, "files are not supported with cpp"),
-        ({"fetch_files": ["out.txt"]}, "fetch_files is not supported"),
+        ({"fetch_files": ["/etc/passwd"]}, "fetch_files: '/etc/passwd' is an absolute path"),
+        ({"fetch_files": ["a/../b"]}, "fetch_files: "),
+        ({"fetch_files": [f"f{n}" for n in range(33)]}, "at most 32"),
         ({"files": {"../up.txt": "eA=="}}, "files: "),  # a path candidate folders may not hold
         ({"files": {"a.txt": "not base64!"}}, "not base64"),
         ({"files": {"solution.py": "eA=="}}, "the program's own file"),
@@ -249,6 +251,11 @@ def test_run_code_requests_become_one_case_program_suites() -> None:
     ):
         with pytest.raises(Refusal, match=words):
             sandboxfusion.program(request.model_copy(update=update), config)
+    # fetch_files go into the suite as its [program] fetch_files, each path once, in order
+    fetching = sandboxfusion.program(
+        request.model_copy(update={"fetch_files": ["b.txt", "dir/é.bin", "b.txt"]}), config
+    )
+    assert fetching[1].program is not None and fetching[1].program.fetch_files == ("b.txt", "dir/é.bin")
     # past the server's limit: the program gets the limit (and TimeLimitExceeded if it runs past it)
     longest = sandboxfusion.program(request.model_copy(update={"run_timeout": 31}), config)[1]
     assert longest.program is not None and longest.program.time_limit_s == 30

@@ -3,12 +3,14 @@ its stdin, drained of stdout and stderr with caps, and ended on this side's char
 memory (the largest of any candidate process, from /proc while it runs and the kernel's peaks
 when it ends) or on output beyond the cap; then reaped and the candidate side reset. What it
 did is a `CaseRun`; `program.py` judges it. The compile step of a compiled language runs through
-the same class (op "compile")."""
+the same class (op "compile"). A case may fetch files the program wrote (compare = "none"
+suites' `fetch_files`): the reset after it reads them before it wipes (`reset.fetch`)."""
 
 from __future__ import annotations
 
 import errno
 import fcntl
+import json
 import os
 import select
 import signal
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 
 from .cases import Case
 from .clock import ChargedClock
-from .protocol import OVERLOAD_FACTOR, ProgramConfig
+from .protocol import OVERLOAD_FACTOR, FetchedRecord, ProgramConfig
 from .proxy import SandboxFailure, control, oom_kills
 from .reset import candidate_processes
 
@@ -53,6 +55,8 @@ class CaseRun:
     peak_bytes: int = 0
     oom_killed: bool = False
     reset_ok: bool = True
+    #: The files fetched after the case (one record per path asked for), when it fetched any.
+    fetched: list[FetchedRecord] = field(default_factory=list)
 
 
 def _rss_bytes(pid: int) -> int:
@@ -81,6 +85,29 @@ def _exited(pid: int) -> bool:
         return True
 
 
+def _fetched_records(paths: tuple[str, ...], raw: bytes, reset_ok: bool) -> list[FetchedRecord]:
+    """One record per path asked for, from what the sweeper wrote (`reset.fetch`): none is
+    trusted unless the reset was ok (every candidate process dead, nothing left), and a path
+    the sweeper did not answer for says so."""
+    if not reset_ok:
+        why = "not fetched: the program left processes or files that could not be removed"
+        return [FetchedRecord(path=p, error=why) for p in paths]
+    try:
+        answered = json.loads(raw) if raw else []
+    except ValueError:
+        answered = []
+    records: list[FetchedRecord] = []
+    for index, path in enumerate(paths):
+        item = answered[index] if isinstance(answered, list) and index < len(answered) else None
+        if not isinstance(item, dict) or item.get("path") != path:
+            records.append(FetchedRecord(path=path, error="not fetched: the reset did not read it"))
+        elif isinstance(item.get("b64"), str):
+            records.append(FetchedRecord(path=path, b64=item["b64"], size=int(item.get("size", 0))))
+        else:
+            records.append(FetchedRecord(path=path, error=str(item.get("error") or "not fetched")))
+    return records
+
+
 class CaseProcess:
     """One case's process, pipes and limits. `output_cap`: the most bytes of stdout (and of stderr)
     a program may write; `stderr_keep`: how many bytes of its stderr are kept."""
@@ -102,7 +129,9 @@ class CaseProcess:
         #: What the zygote starts: a case ("spawn_program") or the compile step ("compile").
         self.op = op
 
-    def run(self, case: Case, time_limit_s: float) -> CaseRun:
+    def run(self, case: Case, time_limit_s: float, fetch: tuple[str, ...] = (), fetch_bytes: int = 0) -> CaseRun:
+        """Run `case`; with `fetch`, the files of those paths the program left (at most
+        `fetch_bytes` bytes of them in all) are read after it, before the reset wipes them."""
         run = CaseRun(time_limit_s=time_limit_s)
         stdin_r, stdin_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -129,8 +158,7 @@ class CaseProcess:
             # Every process of the candidate's uid dies here, so nothing else holds the pipes:
             # what is left in them was written before the case ended (a case that ended on its
             # own has none: it ends when the pipes do).
-            reset = control(self.ctl, {"op": "reset"})
-            run.reset_ok = bool(reset.get("ok"))
+            reset = self._reset(run, fetch, fetch_bytes)
             # The kernel's peaks: the main process's counts the children it waited for; the
             # reset's is the largest of every process the zygote reaped since the last reset, the
             # main process and (under runc, where the zygote is their subreaper) every orphan.
@@ -145,6 +173,23 @@ class CaseProcess:
                 except OSError:  # stdin_w may be closed already
                     pass
         return run
+
+    def _reset(self, run: CaseRun, fetch: tuple[str, ...], fetch_bytes: int) -> dict[str, object]:
+        """Reset the candidate side (the zygote's "reset"), fetching `fetch` first; the reply."""
+        if not fetch:
+            reset = control(self.ctl, {"op": "reset"})
+            run.reset_ok = bool(reset.get("ok"))
+            return reset
+        memfd = os.memfd_create("fetched", os.MFD_CLOEXEC)
+        try:
+            reset = control(self.ctl, {"op": "reset", "fetch": list(fetch), "fetch_bytes": fetch_bytes}, [memfd])
+            run.reset_ok = bool(reset.get("ok"))
+            # Records of at most fetch_bytes of content (base64: 4/3) and of the paths' errors.
+            raw = os.pread(memfd, fetch_bytes * 2 + (1 << 20), 0)
+        finally:
+            os.close(memfd)
+        run.fetched = _fetched_records(fetch, raw, run.reset_ok)
+        return reset
 
     def _take(self, run: CaseRun, fd: int, out_r: int) -> bool:
         """Read what `fd` has; False at its end."""

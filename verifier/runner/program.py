@@ -18,6 +18,11 @@ Per case:
    sees another's processes or files;
 4. the output is compared here, outside the candidate's process (`cases.py`).
 
+compare = "none" suites may name files to fetch (`fetch_files`): the reset after the last case
+reads them (as the candidate's uid, every candidate process dead, no link followed: `reset.fetch`)
+before it wipes, within the result line's room for them (`fetch_bytes`), and they come back in
+that case's record (base64).
+
 After MAX_TIMEOUTS cases that ran out of time, or once the run's own time limit is spent, the
 remaining cases are not run (each is recorded as such): the verdict is a timeout either way.
 """
@@ -45,12 +50,14 @@ from .protocol import (
     CaseRecord,
     CompileRecord,
     FailureRecord,
+    FetchedRecord,
     JobConfig,
     JobCounts,
     JobHeader,
     JobResult,
     ProgramConfig,
     ProtocolError,
+    fetch_bytes,
     kept_output_bytes,
     tree,
     untree,
@@ -307,8 +314,12 @@ def run_program(header: JobHeader, ctl: socket.socket, progress: Progress | None
             outcomes.append(_not_run(case, *stop))
             progress.one_done()
             continue
-        run = runner.run(case, min(program.time_limit_s, left))
+        last = case is cases[-1]
+        fetch = program.fetch_files if last and program.compare == "none" else ()
+        run = runner.run(case, min(program.time_limit_s, left), fetch, fetch_bytes(config.output_bytes))
         outcome = _outcome(case, run, program, judge, output_cap)
+        if fetch:
+            outcome = _Outcome(replace(outcome.record, files=run.fetched), outcome.detail)
         if outcome.record.outcome == "timeout" and program.time_limit_s > left:
             summary = f"the run's {config.budget_s:g} s time limit ran out during this case"
             outcome = _Outcome(replace(outcome.record, summary=summary), outcome.detail)
@@ -329,6 +340,10 @@ def run_program(header: JobHeader, ctl: socket.socket, progress: Progress | None
             if outcome.record.outcome == "passed":
                 outcomes[-1] = _Outcome(replace(outcome.record, outcome="runtime_error", summary=stop[1]), "")
         progress.one_done()
+    if program.fetch_files and program.compare == "none" and outcomes and not outcomes[-1].record.ran:
+        why = "not fetched: the run's last case did not run"
+        unread = [FetchedRecord(path=p, error=why) for p in program.fetch_files]
+        outcomes[-1] = _Outcome(replace(outcomes[-1].record, files=unread), outcomes[-1].detail)
     clock.tick(force=True)
     # A kill by the container's OOM killer may have touched more than the program: a sandbox
     # that saw one is not reused. (A case ended here for its own memory limit is routine, as

@@ -33,6 +33,10 @@ Requests arrive from the trusted side over a SEQPACKET socket (JSON, fds attache
                                  means the sandbox may hold a candidate's leftovers: recycle it.
                                  When a full process table (a fork bomb) leaves no room for the
                                  sweeper, the zygote first kills the candidate's processes itself.
+    reset {fetch: [paths], fetch_bytes} fd=memfd
+                                 the same, and the sweeper (the candidate's uid, every candidate
+                                 process dead) reads the files `paths` under CANDIDATE_DIR into
+                                 the memfd before it wipes (`reset.fetch`: JSON records).
 
 The fork server and its requests are here; beside it, one job each: privileges.py (uids and
 capabilities), candidate_setup.py (a child becoming a candidate process), seccomp.py (the
@@ -130,7 +134,7 @@ class Zygote:
             except OSError:
                 return None
 
-    def _reset(self, *, keep_standby: bool = True) -> dict[str, Any]:
+    def _reset(self, *, keep_standby: bool = True, fetch_order: dict[str, Any] | None = None) -> dict[str, Any]:
         """Sweep (`reset.sweep`), reap, and check that no zombie of the candidate's is left. The reply's
         `peak_rss_kb`: the largest peak memory of any candidate process reaped since the last reset.
         When the reset is ok (and keep_standby), its sweeper stays as the next candidate process."""
@@ -140,7 +144,7 @@ class Zygote:
         # bomb cannot refill the process table while it is being emptied.
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
         try:
-            report, standby = self._sweep_from_child(keep_standby)
+            report, standby = self._sweep_from_child(keep_standby, fetch_order)
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         self.reaper.reap()
@@ -171,7 +175,9 @@ class Zygote:
         self.reaper.wait(standby.pid)
         self.reaper.forget(standby.pid)
 
-    def _sweep_from_child(self, keep: bool) -> tuple[dict[str, Any], Standby | None]:
+    def _sweep_from_child(
+        self, keep: bool, fetch_order: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], Standby | None]:
         """Run `reset.sweep` in a child that becomes the candidate's uid; its report ({} when none), and
         with `keep`, the child itself, which then waits as the Standby."""
         read_end, write_end = os.pipe()
@@ -193,8 +199,10 @@ class Zygote:
                 self.files, self.tree, self.modules, self.program = {}, b"", [], {}
                 become(CANDIDATE_UID)
                 prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-                sweep(write_end, self.ipc_floors)
+                sweep(write_end, self.ipc_floors, fetch_order)
                 os.close(write_end)
+                if fetch_order is not None:
+                    os.close(int(fetch_order["fd"]))  # never the next candidate's
                 if keep:
                     self._stand_by(theirs)
             finally:
@@ -397,7 +405,14 @@ class Zygote:
             elif op == "reap":
                 reply = self._reap_one(int(request["pid"]))
             elif op == "reset":
-                reply = self._reset()
+                order = None
+                if request.get("fetch") and fds:
+                    order = {"paths": list(request["fetch"]), "budget": int(request["fetch_bytes"]), "fd": fds[0]}
+                try:
+                    reply = self._reset(fetch_order=order)
+                finally:
+                    for fd in fds:
+                        os.close(fd)
             else:
                 reply = {"error": "unknown op"}
             self.ctl.send(json.dumps(reply).encode())

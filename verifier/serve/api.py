@@ -149,8 +149,8 @@ class Health(BaseModel):
 # -- SandboxFusion's /run_code ------------------------------------------------------------------
 class RunCodeRequest(BaseModel):
     """SandboxFusion's `RunCodeRequest` (the fields verl's reward code sends): a program in Python,
-    C, C++, Java, JavaScript (Node.js), Go, Rust or Bash; `fetch_files` and `args` must be empty
-    (docs/serve.md has the table)."""
+    C, C++, Java, JavaScript (Node.js), Go, Rust or Bash; `args` must be empty (docs/serve.md has
+    the table)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -179,7 +179,11 @@ class RunCodeRequest(BaseModel):
         "(which is solution.py then) before it runs; at most 100 files, 8 MiB decoded. A program in another "
         "language is one file: files are refused (400).",
     )
-    fetch_files: list[str] = Field([], description="Not supported: must be empty.")
+    fetch_files: list[str] = Field(
+        [],
+        description="Files (paths in the program's folder, at most 32) read back after the run, before the "
+        "sandbox is reset: the answer's `files` has each one read, base64 (docs/serve.md).",
+    )
     args: list[str] = Field([], description="Not supported: must be empty.")
 
 

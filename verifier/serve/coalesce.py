@@ -70,7 +70,10 @@ class _Empty(Exception):
 
 
 def group_size(config: RunCodeConfig, limits: ProgramLimits) -> int:
-    """How many requests with these limits may share a job (1: they run alone)."""
+    """How many requests with these limits may share a job (1: they run alone, as every request
+    with `fetch_files` does: its files are read after its own case, the job's last)."""
+    if limits.fetch_files:
+        return 1
     by_time = int((MAX_JOB_S - RUN_SLACK_S - limits.compile_timeout_s) // limits.run_timeout_s)
     by_output = MAX_GROUP_OUTPUT_BYTES // config.output_bytes
     size = max(1, min(MAX_GROUP, by_time, by_output))

@@ -24,7 +24,13 @@ java, go, rust; null for python, nodejs, bash), a program that did not compile h
 
 `files` (path -> base64) make a Python candidate a folder: the program as `solution.py`, the
 files beside it (paths checked as every candidate folder's are); a program in another language
-is one file (`verify.program_language`), so `files` with it are refused, as `fetch_files` is.
+is one file (`verify.program_language`), so `files` with it are refused. `fetch_files` (paths in
+the program's folder, checked as `files`' are, at most MAX_FETCH_FILES) go into the suite
+(`fetch_files`, compare "none"): the sandbox reads them after the run, before its reset, and the
+answer's `files` has each one it read (path -> base64); a missing file is left out, as
+SandboxFusion does; one not read for another reason (a link, not a regular file, over the room
+for files) is left out and `message` says why. Requests with `fetch_files` never share a job
+(`coalesce`).
 
 Overloaded answers 504, not 503: verl's client retries a 504 (Gateway Timeout), and only that.
 """
@@ -42,6 +48,8 @@ from verifier.errors import InvalidInput
 from verifier.evidence import CaseOutcome, Evidence, FailureKind, Status
 from verifier.inputs import Candidate
 from verifier.runner import languages
+from verifier.runner.protocol import MAX_FETCH_FILES, MAX_FETCH_PATH
+from verifier.runner.trees import path_problem
 from verifier.serve.api import CommandRunResult, RunCodeRequest, RunCodeResponse
 from verifier.serve.body import Refusal
 from verifier.serve.config import RunCodeConfig
@@ -76,6 +84,8 @@ class ProgramLimits:
     language: str = "python"
     #: Compiled languages: charged seconds of the compile step (0 for the others).
     compile_timeout_s: float = 0.0
+    #: The files to read back after the run (`fetch_files`, each path once, in order).
+    fetch_files: tuple[str, ...] = ()
 
 
 def limits_of(request: RunCodeRequest, config: RunCodeConfig) -> ProgramLimits:
@@ -94,7 +104,22 @@ def limits_of(request: RunCodeRequest, config: RunCodeConfig) -> ProgramLimits:
         if not request.compile_timeout > 0:
             raise _refuse(f"compile_timeout {request.compile_timeout} is not more than 0")
         compile_timeout = min(request.compile_timeout, config.max_compile_timeout_s)
-    return ProgramLimits(run_timeout, memory_mb, language, compile_timeout)
+    return ProgramLimits(run_timeout, memory_mb, language, compile_timeout, _fetch_paths(request.fetch_files))
+
+
+def _fetch_paths(paths: list[str]) -> tuple[str, ...]:
+    """`fetch_files`, each path once, or Refusal (400): too many, or a path outside the program's
+    folder (absolute, `..`) or not one a candidate folder may hold (`trees.path_problem`)."""
+    unique = tuple(dict.fromkeys(paths))
+    if len(unique) > MAX_FETCH_FILES:
+        raise _refuse(f"fetch_files: {len(unique)} files, at most {MAX_FETCH_FILES}")
+    for path in unique:
+        problem = path_problem(path)
+        if problem is None and len(path) > MAX_FETCH_PATH:
+            problem = f"a path longer than {MAX_FETCH_PATH} characters"
+        if problem is not None:
+            raise _refuse(f"fetch_files: {path[:80]!r} is {problem}: only paths inside the program's folder")
+    return unique
 
 
 def program_suite(stdins: list[str], limits: ProgramLimits, config: RunCodeConfig) -> Suite:
@@ -111,9 +136,13 @@ def program_suite(stdins: list[str], limits: ProgramLimits, config: RunCodeConfi
         language = f'language = "{limits.language}"\n'
         if limits.compile_timeout_s:
             language += f"compile_timeout_s = {limits.compile_timeout_s!r}\n"
+    # TOML basic strings: the paths were checked (no control character, no backslash), so JSON's
+    # quoting of them (non-ASCII kept as is) is TOML's.
+    fetch = ", ".join(json.dumps(p, ensure_ascii=False) for p in limits.fetch_files)
+    fetch = f"fetch_files = [{fetch}]\n" if limits.fetch_files else ""
     manifest = (
         'kind = "program"\nname = "run_code"\n\n[program]\ncases = "cases.jsonl"\ncompare = "none"\n'
-        f"time_limit_s = {limits.run_timeout_s!r}\nmemory_bytes = {limits.memory_mb * 1024**2}\n{language}\n"
+        f"time_limit_s = {limits.run_timeout_s!r}\nmemory_bytes = {limits.memory_mb * 1024**2}\n{language}{fetch}\n"
         f"[limits]\ntimeout_s = {timeout_s!r}\n{output}"
     )
     lines = b"".join(json.dumps(case).encode() + b"\n" for case in cases)
@@ -124,9 +153,8 @@ def program(request: RunCodeRequest, config: RunCodeConfig) -> tuple[Candidate, 
     """The candidate and one-case program suite of a request, or Refusal (400) naming the field
     this server does not support."""
     limits = limits_of(request, config)
-    for name in ("fetch_files", "args"):
-        if getattr(request, name):
-            raise _refuse(f"{name} is not supported: send the program as one source in code")
+    if request.args:
+        raise _refuse("args is not supported: send the program as one source in code")
     if limits.language != "python" and any(content is not None for content in request.files.values()):
         raise _refuse(f"files are not supported with {limits.language}: a program in {limits.language} is one file")
     try:
@@ -238,6 +266,23 @@ def syntax_stderr(code: str) -> str | None:
     return None
 
 
+def _fetched(case: CaseOutcome, message: str) -> tuple[dict[str, str], str]:
+    """The answer's `files` (path -> base64) from the files the case fetched, and `message` with
+    the ones not read for another reason than being missing said (SandboxFusion leaves a
+    missing file out and says nothing)."""
+    files: dict[str, str] = {}
+    notes: list[str] = []
+    for item in case.files:
+        if item.content_b64_untrusted is not None:
+            files[item.path] = item.content_b64_untrusted
+        elif item.error != "no such file":
+            notes.append(f"{item.path!r}: {item.error}")
+    if notes:
+        said = "fetch_files: " + "; ".join(notes)
+        message = f"{message}; {said}" if message else said
+    return files, message
+
+
 def case_response(
     evidence: Evidence, index: int, code: str = "", language: str = "python"
 ) -> tuple[int, RunCodeResponse]:
@@ -256,12 +301,14 @@ def case_response(
     if case.status is Status.PASSED and case.stdout_untrusted is None:  # never: the runner keeps it
         return 200, RunCodeResponse(status="SandboxError", message="the program's output was not kept", evidence_id=eid)
     passed = case.status is Status.PASSED
+    files, message = _fetched(case, "" if passed else case.message)
     return 200, RunCodeResponse(
         status="Success" if passed else "Failed",
-        message="" if passed else case.message,
+        message=message,
         compile_result=compile_result(evidence),
         run_result=_run_result(case),
         evidence_id=eid,
+        files=files,
     )
 
 
@@ -289,11 +336,12 @@ def response(evidence: Evidence, code: str = "", language: str = "python") -> tu
     if case.status is Status.PASSED and case.stdout_untrusted is None:  # never: the runner keeps it
         return 200, RunCodeResponse(status="SandboxError", message="the program's output was not kept", evidence_id=eid)
     status = "Success" if evidence.ok else "Failed"
-    message = "" if evidence.ok else case.message
+    files, message = _fetched(case, "" if evidence.ok else case.message)
     return 200, RunCodeResponse(
         status=status,  # type: ignore[arg-type]
         message=message,
         compile_result=compiled,
         run_result=run,
         evidence_id=eid,
+        files=files,
     )

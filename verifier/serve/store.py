@@ -38,6 +38,13 @@ def kept(evidence: Evidence, limit: int) -> Evidence:
             update={
                 "stdout_untrusted": None if case.stdout_untrusted is None else cut(case.stdout_untrusted, limit),
                 "stderr_untrusted": None if case.stderr_untrusted is None else cut(case.stderr_untrusted, limit),
+                # A fetched file over the limit keeps its path, size and sha256, not its content.
+                "files": [
+                    f
+                    if f.content_b64_untrusted is None or len(f.content_b64_untrusted) <= limit
+                    else f.model_copy(update={"content_b64_untrusted": None})
+                    for f in case.files
+                ],
             }
         )
         for case in evidence.cases

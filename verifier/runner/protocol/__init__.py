@@ -54,6 +54,8 @@ from .budget import (
     bounded_failure,
     bounded_result,
     cut_marker,
+    fetch_bytes,
+    fetched_json_bytes,
     fit,
     json_size,
     kept_output_bytes,
@@ -79,6 +81,8 @@ from .constants import (
     MAX_DETAIL,
     MAX_EXAMPLE,
     MAX_FAILURES,
+    MAX_FETCH_FILES,
+    MAX_FETCH_PATH,
     MAX_LINE,
     MAX_SUMMARY,
     MAX_TEST_ID,
@@ -119,7 +123,7 @@ from .jobs import (
     untree,
 )
 from .kernel import observed_kernel
-from .records import CaseRecord, CompileRecord, FailureRecord, JobCounts, JobResult
+from .records import CaseRecord, CompileRecord, FailureRecord, FetchedRecord, JobCounts, JobResult
 from .results import (
     _optional_b64,
     format_progress_line,
@@ -156,6 +160,8 @@ __all__ = [
     "MAX_DETAIL",
     "MAX_EXAMPLE",
     "MAX_FAILURES",
+    "MAX_FETCH_FILES",
+    "MAX_FETCH_PATH",
     "MAX_LINE",
     "MAX_SUMMARY",
     "MAX_TEST_ID",
@@ -180,6 +186,7 @@ __all__ = [
     "CaseRecord",
     "CompileRecord",
     "FailureRecord",
+    "FetchedRecord",
     "JobConfig",
     "JobCounts",
     "JobHeader",
@@ -197,6 +204,8 @@ __all__ = [
     "cut_marker",
     "data_preload",
     "encode_job",
+    "fetch_bytes",
+    "fetched_json_bytes",
     "fit",
     "format_progress_line",
     "format_result_line",

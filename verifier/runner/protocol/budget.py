@@ -13,11 +13,13 @@ from .constants import (
     MAX_DETAIL,
     MAX_EXAMPLE,
     MAX_FAILURES,
+    MAX_FETCH_FILES,
+    MAX_FETCH_PATH,
     MAX_LINE,
     MAX_SUMMARY,
     MAX_TEST_ID,
 )
-from .records import CaseRecord, FailureRecord, JobResult
+from .records import CaseRecord, FailureRecord, FetchedRecord, JobResult
 from .strings import clean
 
 # -- the result line's budget ----------------------------------------------------------------
@@ -54,9 +56,19 @@ RESULT_FIXED_JSON_BYTES = 4 * 1024
 #: JSON bytes of a program's compile record (records.CompileRecord: numbers and a trusted summary
 #: of at most MAX_SUMMARY characters from fixed templates).
 COMPILE_JSON_BYTES = 2 * 1024
-#: Result lines beyond the candidate output they carry (failures, cases, counts).
+#: JSON bytes of one fetched file's record without its content (`records.FetchedRecord`): a path
+#: of at most MAX_FETCH_PATH characters (12 bytes each at worst), a trusted error of at most
+#: FETCH_ERROR_JSON bytes, the size, keys and punctuation. Contents are paid from `output_bytes`.
+FETCH_ERROR_JSON = 512
+FETCH_RECORD_JSON_BYTES = 12 * MAX_FETCH_PATH + FETCH_ERROR_JSON + 512
+#: Result lines beyond the candidate output they carry (failures, cases, counts, fetched files'
+#: records without their contents).
 RESULT_OVERHEAD_BYTES = (
-    MAX_FAILURES * FAILURE_JSON_BYTES + MAX_CASES * CASE_JSON_BYTES + RESULT_FIXED_JSON_BYTES + COMPILE_JSON_BYTES
+    MAX_FAILURES * FAILURE_JSON_BYTES
+    + MAX_CASES * CASE_JSON_BYTES
+    + RESULT_FIXED_JSON_BYTES
+    + COMPILE_JSON_BYTES
+    + MAX_FETCH_FILES * FETCH_RECORD_JSON_BYTES
 )
 
 
@@ -67,6 +79,20 @@ RESULT_OVERHEAD_BYTES = (
 def kept_output_bytes(output_bytes: int, cases: int) -> int:
     share = output_bytes // 2 // max(1, cases)  # JSON bytes for one case's two outputs
     return max(0, (share - 16) * 3 // 8)  # two base64 strings of this, with their quotes, fit in it
+
+
+#: compare = "none" with `fetch_files`: the JSON bytes the fetched files' contents (base64, with
+#: their quotes) may take of a result line of `output_bytes`: a quarter of it (the kept outputs
+#: take at most half, the run's candidate output the rest).
+def fetched_json_bytes(output_bytes: int) -> int:
+    return output_bytes // 4
+
+
+#: ... and the bytes of the files themselves, all of them together, that fit in it (base64 is 4
+#: bytes for 3, plus padding and quotes per file): a file that would go past it is not sent and
+#: its record says so (`FetchedRecord.error`).
+def fetch_bytes(output_bytes: int) -> int:
+    return max(0, (fetched_json_bytes(output_bytes) - 8 * MAX_FETCH_FILES) * 3 // 4)
 
 
 def json_size(text: str) -> int:
@@ -143,6 +169,7 @@ def bounded_case(record: CaseRecord) -> CaseRecord:
 
     return replace(
         record,
+        files=[bounded_fetched(f) for f in record.files[:MAX_FETCH_FILES]],
         name=fit(record.name, budget["name"], max_chars=MAX_TEST_ID),
         outcome=record.outcome if record.outcome in CASE_OUTCOMES else "infra",
         summary=fit(record.summary, budget["summary"], max_chars=MAX_SUMMARY),
@@ -151,16 +178,27 @@ def bounded_case(record: CaseRecord) -> CaseRecord:
     )
 
 
+def bounded_fetched(record: FetchedRecord) -> FetchedRecord:
+    """`record` with its path and error within their budget (`FETCH_RECORD_JSON_BYTES`); its
+    content is bounded with every file's (`bounded_result`)."""
+    error = None if record.error is None else fit(record.error, FETCH_ERROR_JSON, max_chars=MAX_SUMMARY)
+    return replace(record, path=record.path[:MAX_FETCH_PATH], error=error)
+
+
 def bounded_result(result: JobResult, output_bytes: int | None = None) -> JobResult:
     """`result` within the result line's budget: at most MAX_FAILURES failures and MAX_CASES
     cases, each within its own budget, and the candidate's output in at most `output_bytes`
     bytes of JSON (its start kept; None: left as it is, for results that carry no job's). The
     outputs kept by compare = "none" share that budget: at most half of it (a kept output that
-    would not fit, which `kept_output_bytes` rules out, is dropped), the candidate output the rest."""
+    would not fit, which `kept_output_bytes` rules out, is dropped), fetched files' contents at most
+    a quarter (`fetched_json_bytes`; a file past it, which `fetch_bytes` rules out, loses its content
+    and its record says so), the candidate output the rest."""
     output = result.candidate_output
     cases, kept = _kept_within(
         [bounded_case(c) for c in result.cases[:MAX_CASES]], None if output_bytes is None else output_bytes // 2
     )
+    cases, fetched = _fetched_within(cases, None if output_bytes is None else fetched_json_bytes(output_bytes))
+    kept += fetched
     return replace(
         result,
         failures=[bounded_failure(f) for f in result.failures[:MAX_FAILURES]],
@@ -187,3 +225,33 @@ def _kept_within(cases: list[CaseRecord], budget: int | None) -> tuple[list[Case
 
     kept = [replace(c, stdout_b64=within(c.stdout_b64), stderr_b64=within(c.stderr_b64)) for c in cases]
     return kept, used
+
+
+def _fetched_within(cases: list[CaseRecord], budget: int | None) -> tuple[list[CaseRecord], int]:
+    """`cases` with their fetched files' contents (base64) within `budget` JSON bytes in all (None:
+    no budget), and the bytes they take. A content that does not fit is dropped, never cut, and
+    its record says why."""
+    used = 0
+
+    def within(record: FetchedRecord) -> FetchedRecord:
+        nonlocal used
+        value = record.b64
+        if value is None:
+            return record
+        if not isinstance(value, str) or not value.isascii():
+            return replace(record, b64=None, error="not sent: its content was not base64")
+        if budget is not None and used + len(value) + 2 > budget:
+            return replace(record, b64=None, error=f"not sent: over the result's {budget}-byte room for files")
+        used += len(value) + 2
+        return record
+
+    records = 0  # at most MAX_FETCH_FILES records in all (the runner sends them on one case)
+
+    def first(files: list[FetchedRecord]) -> list[FetchedRecord]:
+        nonlocal records
+        kept = files[: max(0, MAX_FETCH_FILES - records)]
+        records += len(kept)
+        return [within(f) for f in kept]
+
+    out = [replace(c, files=first(c.files)) if c.files else c for c in cases]
+    return out, used

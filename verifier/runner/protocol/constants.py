@@ -140,6 +140,10 @@ MAX_SUMMARY = 300
 MAX_TEST_ID = 500
 MAX_DETAIL = 4000
 MAX_EXAMPLE = 1000
+#: compare = "none": most files a program suite may name to fetch after its last case
+#: (`ProgramConfig.fetch_files`), and the longest such path in characters.
+MAX_FETCH_FILES = 32
+MAX_FETCH_PATH = 255
 
 
 #: Past this many times its limit in wall-clock time, a run or call that was waiting for a CPU

@@ -39,6 +39,14 @@ class ProgramConfig:
     #: Charged time the compile step may take, and the peak memory of any of its processes.
     compile_timeout_s: float = 10.0
     compile_memory_bytes: int = 256 * 1024**2
+    #: compare = "none" only: paths (relative to the candidate's folder, the program's working
+    #: folder) of files the trusted side reads after the last case, before the candidate side is
+    #: reset, and sends back in that case's record (`records.FetchedRecord`, `reset.fetch`).
+    fetch_files: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.fetch_files, tuple):  # as read back from a job header's JSON (a list)
+            object.__setattr__(self, "fetch_files", tuple(self.fetch_files))
 
 
 @dataclass(frozen=True)

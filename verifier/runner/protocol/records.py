@@ -30,6 +30,20 @@ class JobCounts:
 
 
 @dataclass(frozen=True)
+class FetchedRecord:
+    """One file a program suite named to fetch (`ProgramConfig.fetch_files`), as the trusted side
+    read it after the case, before the reset: its content (base64, the candidate's bytes), or
+    why it is not here (`error`, from fixed templates: missing, not a regular file, a link, over
+    the byte budget, ...)."""
+
+    path: str
+    b64: str | None = None
+    #: Bytes of the file (0 when it was not read).
+    size: int = 0
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class CaseRecord:
     """What one case of a program job did. Written by trusted code; candidate text only in
     `got_line_untrusted`."""
@@ -63,6 +77,8 @@ class CaseRecord:
     stdout_b64: str | None = None
     stderr_b64: str | None = None
     stderr_bytes: int = 0
+    #: The files fetched after this case (the run's last), one record per path asked for, in order.
+    files: list[FetchedRecord] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ from .constants import (
     MAX_DETAIL,
     MAX_EXAMPLE,
     MAX_FAILURES,
+    MAX_FETCH_FILES,
+    MAX_FETCH_PATH,
     MAX_LINE,
     MAX_TEST_ID,
     PROGRESS_PREFIX,
@@ -26,7 +28,7 @@ from .constants import (
     RUNNERS,
 )
 from .jobs import plain
-from .records import CaseRecord, CompileRecord, FailureRecord, JobCounts, JobResult
+from .records import CaseRecord, CompileRecord, FailureRecord, FetchedRecord, JobCounts, JobResult
 from .strings import ProtocolError, clean, summary_line
 
 
@@ -147,6 +149,26 @@ def _case(raw: Any) -> CaseRecord:
         stdout_b64=_optional_b64(raw.get("stdout_b64"), "stdout_b64"),
         stderr_b64=_optional_b64(raw.get("stderr_b64"), "stderr_b64"),
         stderr_bytes=_count(raw.get("stderr_bytes", 0), "stderr_bytes"),
+        files=[_fetched(f) for f in _bounded_list(raw, "files", MAX_FETCH_FILES)],
+    )
+
+
+def _fetched(raw: Any) -> FetchedRecord:
+    """A fetched file's record: its path (the suite's, as asked), its content (base64, checked:
+    `size` must be its length) or a trusted error."""
+    raw = _want(raw, dict, "files[]")
+    path = _want(raw.get("path"), str, "path")
+    if len(path) > MAX_FETCH_PATH:
+        raise ProtocolError("result field path: too long")
+    b64 = _optional_b64(raw.get("b64"), "b64")
+    size = _count(raw.get("size", 0), "size")
+    error = raw.get("error")
+    if (b64 is None) == (error is None):
+        raise ProtocolError("result field files[]: exactly one of b64 and error")
+    if b64 is not None and len(base64.b64decode(b64)) != size:
+        raise ProtocolError("result field files[]: size is not its content's")
+    return FetchedRecord(
+        path=path, b64=b64, size=size, error=None if error is None else summary_line(_want(error, str, "error"))
     )
 
 
