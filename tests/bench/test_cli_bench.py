@@ -538,3 +538,28 @@ def test_overloaded_retries_must_be_0_to_10(tmp_path: Path, fake_sandbox: Any) -
     fake_sandbox(passing)
     done = bench(str(samples(tmp_path, {"HumanEval/0": 1})), "--overloaded-retries", "11")
     assert done.exit_code == 2 and "--overloaded-retries" in done.stderr
+
+
+@pytest.mark.raw_overload
+def test_a_loop_the_busy_host_left_unjudged_is_retried_and_judged_timeout(
+    tmp_path: Path, fake_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37: infinite loops ended `overloaded` on a shared machine (the runner's backstop: a
+    call that got under a quarter of a CPU for four times its limit is not judged). The bench
+    tries such a sample again; once the host gives it its CPU it is the candidate's `timeout`,
+    a failure of the model's that pass@k counts."""
+    monkeypatch.setattr("verifier.batch.BACKOFF_S", 0.0)
+    tries: list[str] = []
+
+    def starved_then_judged(job: SandboxJob) -> RawRun:
+        kind = "overloaded" if not tries else "timeout"
+        tries.append(kind)
+        record = FailureRecord(test_id="test_check", kind=kind, summary=f"the call ended: {kind}")
+        return answer(job, counts=JobCounts(expected=1, failed=1), failures=[record])
+
+    fake_sandbox(starved_then_judged)
+    done = bench(str(samples(tmp_path, {"HumanEval/0": 1})), "--k", "1")
+    assert done.exit_code == 0, done.stderr
+    assert tries == ["overloaded", "timeout"]
+    out = summary(done.stdout)
+    assert (out["statuses"]["timeout"], out["overloaded"], out["rerun"], out["pass@1"]) == (1, 0, 1, 0.0)
