@@ -139,9 +139,11 @@ def run_batch_command(
 ) -> None:
     """Check both files fully, then review every prediction; exit 0 only when all are resolved, 3 when
     some stayed overloaded (the run is not complete: the same command again reviews only those)."""
+    from verifier.batch import SlotColumn
     from verifier.errors import SandboxUnavailable
     from verifier.review.batch import BatchRequest, InstanceReport, run_batch
     from verifier.review.instances import model_folder
+    from verifier.sandbox.admission import Admission
 
     limits = review_limits(timeout, memory)
     found, preds, out_dir = _read_batch(instances, predictions, gold, out_dir, repos_dir, run_id)
@@ -149,11 +151,15 @@ def run_batch_command(
     clones = {(i.repo_given, i.repo) for i in found.values()}
     for given, path in sorted(clones):
         err.print(f"repository {escape(given)}: {escape(path)}", soft_wrap=True)
+    # This machine's slots, one object for every sandbox job of the batch: the progress line says
+    # how many of them wait for one and how long they have waited (a Ray cluster's nodes queue
+    # on their own slots).
+    admission = Admission() if ray is None else None
     try:
         if build and ray is None:
             ensure_image()
         with _backend(ray, build) as backend, Progress(
-            TextColumn("reviewing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("reviewing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), SlotColumn(admission),
             console=err, disable=not err.is_terminal,
         ) as bar:  # fmt: skip
             task = bar.add_task("instances", total=len(preds))
@@ -179,7 +185,7 @@ def run_batch_command(
             summaries = run_batch(
                 BatchRequest(instances=found, predictions=preds, out_dir=out_dir, max_workers=max_workers,
                              force=force, limits=limits, run_id=run_id, host_details=host_details,
-                             backend=backend),
+                             backend=backend, admission=admission),
                 on_done=done, on_stale=stale,
             )  # fmt: skip
     except SandboxUnavailable as exc:
