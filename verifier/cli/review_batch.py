@@ -18,7 +18,10 @@ from verifier.cli.common import EXIT_BUSY, ensure_image, fail, review_limits, sa
 from verifier.text import one_line
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from verifier.review.instances import Instance, Prediction
+    from verifier.sandbox.admission import Admission
     from verifier.sandbox.backend import SandboxBackend
 
 _STYLE = {"resolved": "green", "not_resolved": "red", "error": "yellow", "overloaded": "yellow"}
@@ -139,7 +142,6 @@ def run_batch_command(
 ) -> None:
     """Check both files fully, then review every prediction; exit 0 only when all are resolved, 3 when
     some stayed overloaded (the run is not complete: the same command again reviews only those)."""
-    from verifier.batch import SlotColumn
     from verifier.errors import SandboxUnavailable
     from verifier.review.batch import BatchRequest, InstanceReport, run_batch
     from verifier.review.instances import model_folder
@@ -151,17 +153,11 @@ def run_batch_command(
     clones = {(i.repo_given, i.repo) for i in found.values()}
     for given, path in sorted(clones):
         err.print(f"repository {escape(given)}: {escape(path)}", soft_wrap=True)
-    # This machine's slots, one object for every sandbox job of the batch: the progress line says
-    # how many of them wait for one and how long they have waited (a Ray cluster's nodes queue
-    # on their own slots).
-    admission = Admission() if ray is None else None
+    admission = Admission() if ray is None else None  # a Ray cluster's nodes queue on their own slots
     try:
         if build and ray is None:
             ensure_image()
-        with _backend(ray, build) as backend, Progress(
-            TextColumn("reviewing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), SlotColumn(admission),
-            console=err, disable=not err.is_terminal,
-        ) as bar:  # fmt: skip
+        with _backend(ray, build) as backend, _progress(err, admission) as bar:
             task = bar.add_task("instances", total=len(preds))
 
             def done(rep: InstanceReport, reused: bool, n: int, total: int) -> None:
@@ -205,6 +201,17 @@ def run_batch_command(
         )
         raise typer.Exit(EXIT_BUSY)
     raise typer.Exit(0 if all(s.resolved == s.total for s in summaries) else 1)
+
+
+def _progress(err: Console, admission: Admission | None) -> Progress:
+    """The batch's progress line; with this machine's slots (one `Admission` for every sandbox job of
+    the batch), also how many jobs wait for one now and how long they have waited in all."""
+    from verifier.batch import SlotColumn
+
+    return Progress(
+        TextColumn("reviewing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), SlotColumn(admission),
+        console=err, disable=not err.is_terminal,
+    )  # fmt: skip
 
 
 def _read_batch(

@@ -296,9 +296,8 @@ def review(
 ) -> ReviewEvidence:
     """Review one change. Raises InvalidInput (bad input) or SandboxUnavailable (no result).
 
-    Its sandbox jobs run on this machine's engine (`client`; each waits for a machine-wide slot
-    of `admission`, a fresh `Admission()` when None), or on `backend` (a Ray cluster's nodes: the
-    environments are found or built on each of them)."""
+    Its sandbox jobs run on this machine's engine (`client`; slots of `admission`, else a fresh
+    `Admission()`), or on `backend` (a Ray cluster's nodes: the environments built on each)."""
     say = progress or (lambda _m: None)
     t0 = time.monotonic()
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
