@@ -7,6 +7,7 @@ many samples wait for a machine-wide slot and how long they have waited in all."
 
 from __future__ import annotations
 
+import random
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -26,39 +27,57 @@ Item = tuple[Path | Candidate | str | bytes, Path | str | Suite]
 #: Statuses that say nothing about the candidate, so running it again is the fair thing to do.
 RETRIED = (Status.INFRA_ERROR, Status.OVERLOADED)
 #: An overloaded sample is tried this many more times, after pauses of BACKOFF_S, doubling (at
-#: most BACKOFF_MAX_S): 2 + 4 + 8 s by default, time a busy host gets to free its slots.
+#: most BACKOFF_MAX_S): about 2 + 4 + 8 s by default, time a busy host gets to free its slots.
 OVERLOADED_RETRIES = 3
 BACKOFF_S = 2.0
 BACKOFF_MAX_S = 30.0
+#: Each pause is its nominal length times a random factor in [1 - JITTER, 1 + JITTER], so that
+#: samples that ended overloaded together (one busy moment) do not all come back at once.
+JITTER = 0.5
 
 
 class Backoff:
     """The pauses before a job that ended overloaded (a busy host, not the candidate's doing) is
     tried again: at most `retries` of them (`OVERLOADED_RETRIES` when None), the first
     `first_s` long (`BACKOFF_S` when None), each next one twice the last (at most
-    `BACKOFF_MAX_S`). `stop` ends a pause, and every retry after it, at once (Ctrl-C).
+    `BACKOFF_MAX_S`), each drawn at random within `JITTER` of its length (`rand`: a number in
+    [0, 1), `random.random` when None). `stop` ends a pause, and every retry after it, at once
+    (Ctrl-C).
 
     The one home of this rule: `check_retrying` (bench humaneval, bench io, `verify_batch`) and
     the instance batches of `verifier review batch` use it."""
 
     def __init__(
-        self, retries: int | None = None, first_s: float | None = None, stop: threading.Event | None = None
+        self,
+        retries: int | None = None,
+        first_s: float | None = None,
+        stop: threading.Event | None = None,
+        rand: Callable[[], float] | None = None,
     ) -> None:
         self.left = OVERLOADED_RETRIES if retries is None else retries
         self.pause = BACKOFF_S if first_s is None else first_s
         self.stop = stop
+        self.rand = rand or random.random
+        #: The pauses waited so far (seconds, as drawn).
+        self.waited: list[float] = []
+
+    def next_pause(self) -> float:
+        """The next pause as drawn: its nominal length within JITTER of it."""
+        return self.pause * (1 - JITTER + 2 * JITTER * self.rand())
 
     def wait(self) -> bool:
         """Pause before the next try and say True; False (at once) when the retries are spent, or
         when `stop` is set (before or during the pause)."""
-        if self.left <= 0:
+        if self.left <= 0 or (self.stop is not None and self.stop.is_set()):
             return False
         self.left -= 1
+        pause = self.next_pause()
+        self.waited.append(pause)
         if self.stop is not None:
-            if self.stop.wait(self.pause):
+            if self.stop.wait(pause):
                 return False
         else:
-            threading.Event().wait(self.pause)
+            threading.Event().wait(pause)
         self.pause = min(self.pause * 2, BACKOFF_MAX_S)
         return True
 
@@ -122,12 +141,15 @@ def verify_batch(
     retries: int = 1,
     progress: bool = True,
     on_result: Callable[[int, Evidence], None] | None = None,
+    overloaded_retries: int | None = None,
+    backoff_s: float | None = None,
 ) -> list[Evidence]:
     """Evidence for each (candidate, suite), in input order. A failing sample never stops the batch.
 
     A sample whose run ended infra_error is run again up to `retries` times, one that ended
-    overloaded up to `OVERLOADED_RETRIES` times after growing pauses (`check_retrying`); its
-    evidence's `attempts` counts every sandbox run it took.
+    overloaded up to `overloaded_retries` times (`OVERLOADED_RETRIES` when None) after growing
+    pauses, the first `backoff_s` long (`check_retrying`, `Backoff`); its evidence's `attempts`
+    counts every sandbox run it took.
     """
     workers = workers or getattr(verifier.backend_if_made, "slots", None) or default_workers()
     results: list[Evidence | None] = [None] * len(items)
@@ -136,7 +158,15 @@ def verify_batch(
 
     def one(index: int) -> Evidence:
         candidate, suite = items[index]
-        return check_retrying(verifier, candidate, suite, retries=retries, stop=stop)
+        return check_retrying(
+            verifier,
+            candidate,
+            suite,
+            retries=retries,
+            overloaded_retries=overloaded_retries,
+            backoff_s=backoff_s,
+            stop=stop,
+        )
 
     admission = getattr(verifier.backend_if_made, "admission", None)
     bar = Progress(

@@ -494,3 +494,72 @@ def test_evalplus_option_names(tmp_path: Path, fake_sandbox: Any) -> None:
     assert both.exit_code == 2 and "--parallel is --workers under EvalPlus's name" in both.stderr
     mixed = bench(*common, "--gt-time-limit-factor", "2", "--limit-from-canonical", "3")
     assert mixed.exit_code == 2 and "give one pair" in mixed.stderr
+
+
+@pytest.mark.raw_overload
+def test_overloaded_retries_is_an_option_and_pass_at_k_counts_judged_samples_only(
+    tmp_path: Path, fake_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37 §4: `--overloaded-retries N` bounds the retries; a sample that stays overloaded
+    is no failure of the model's in the summary's pass@k nor in the report's, and the report
+    says how many samples were not judged."""
+    monkeypatch.setattr("verifier.batch.BACKOFF_S", 0.0)
+    tries: list[bool] = []
+
+    def busy_marked(job: SandboxJob) -> RawRun:
+        _header, candidate, _suite = read_job(io.BytesIO(job.stdin))  # type: ignore[misc]
+        marked = any(b"BUSY" in text for text in candidate.values())
+        tries.append(marked)
+        return busy(job) if marked else answer(job)
+
+    fake_sandbox(busy_marked)
+    path = samples(tmp_path, {"HumanEval/0": 2})
+    lines = path.read_text().splitlines()
+    lines[0] = json.dumps(
+        {"task_id": "HumanEval/0", "completion": PROBLEMS["HumanEval/0"].line["canonical_solution"] + "    # BUSY\n"}
+    )
+    path.write_text("\n".join(lines) + "\n")
+    done = bench(str(path), "--k", "1", "--overloaded-retries", "1", "--report", str(tmp_path / "report"))
+    assert done.exit_code == 3, done.stderr
+    assert tries.count(True) == 2 and tries.count(False) == 1  # one try and one retry, then counted apart
+    out = summary(done.stdout)
+    assert (out["overloaded"], out["passed"], out["statuses"]["overloaded"]) == (1, 1, 1)
+    assert out["pass@1"] == 1.0  # over the judged sample; counting the overloaded one as failed would say 0.5
+    data = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert (data["not_judged"], data["pass_at_k"]) == (1, {"pass@1": 1.0})
+    assert data["problems"][0]["samples"] == 1
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert "1 samples were not judged" in page
+    again = bench(str(path), "--k", "1", "--overloaded-retries", "0")
+    assert again.exit_code == 3 and tries.count(True) == 3  # served passes stay, the overloaded one runs once more
+
+
+def test_overloaded_retries_must_be_0_to_10(tmp_path: Path, fake_sandbox: Any) -> None:
+    fake_sandbox(passing)
+    done = bench(str(samples(tmp_path, {"HumanEval/0": 1})), "--overloaded-retries", "11")
+    assert done.exit_code == 2 and "--overloaded-retries" in done.stderr
+
+
+@pytest.mark.raw_overload
+def test_a_loop_the_busy_host_left_unjudged_is_retried_and_judged_timeout(
+    tmp_path: Path, fake_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37: infinite loops ended `overloaded` on a shared machine (the runner's backstop: a
+    call that got under a quarter of a CPU for four times its limit is not judged). The bench
+    tries such a sample again; once the host gives it its CPU it is the candidate's `timeout`,
+    a failure of the model's that pass@k counts."""
+    monkeypatch.setattr("verifier.batch.BACKOFF_S", 0.0)
+    tries: list[str] = []
+
+    def starved_then_judged(job: SandboxJob) -> RawRun:
+        kind = "overloaded" if not tries else "timeout"
+        tries.append(kind)
+        record = FailureRecord(test_id="test_check", kind=kind, summary=f"the call ended: {kind}")
+        return answer(job, counts=JobCounts(expected=1, failed=1), failures=[record])
+
+    fake_sandbox(starved_then_judged)
+    done = bench(str(samples(tmp_path, {"HumanEval/0": 1})), "--k", "1")
+    assert done.exit_code == 0, done.stderr
+    assert tries == ["overloaded", "timeout"]
+    out = summary(done.stdout)
+    assert (out["statuses"]["timeout"], out["overloaded"], out["rerun"], out["pass@1"]) == (1, 0, 1, 0.0)

@@ -34,8 +34,11 @@ class StandIn:
 
     def __init__(self) -> None:
         self.calls: list[str] = []
+        #: The machine-wide slots each call was given (`admission=`; None when none was).
+        self.admissions: list[Any] = []
 
-    def __call__(self, req: Any) -> ReviewEvidence:
+    def __call__(self, req: Any, *, admission: Any = None) -> ReviewEvidence:
+        self.admissions.append(admission)
         patch = req.patch.read_bytes()
         self.calls.append(patch.decode())
         if b"GARBLED" in patch:

@@ -131,3 +131,39 @@ def test_cli_review_of_one_change_says_the_machine_was_busy_exit_3(
     assert code == 3, err
     lines = err.strip().splitlines()
     assert lines[-1].startswith("error: the machine was too busy") and "Traceback" not in err, err
+
+
+def test_every_review_of_a_batch_waits_on_the_batchs_one_admission(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37 §4: the batch's sandbox jobs queue on one `Admission`, which its progress line
+    reads (how many wait for a machine-wide slot, how long they waited)."""
+    from verifier.sandbox.admission import Admission
+
+    stand_in = StandIn()
+    monkeypatch.setattr(batch, "review", stand_in)
+    slots = Admission(1, folder=tmp_path / "slots")
+    _batch(tmp_path, {"a": "GOOD\n", "b": "GOOD BUSYONCE\n"}, admission=slots)
+    assert len(stand_in.admissions) == 3 and all(a is slots for a in stand_in.admissions)
+
+
+def test_a_review_run_waits_on_the_admission_it_is_given(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from verifier.review import sandbox_runs
+    from verifier.sandbox.admission import Admission
+
+    given: list[object] = []
+
+    class Engine:
+        def __init__(self, *, admission: object = None) -> None:
+            given.append(admission)
+
+        def run(self, job: object) -> object:
+            raise HostOverloaded("stand-in: no slot")
+
+    monkeypatch.setattr(sandbox_runs, "DockerBackend", Engine)
+    monkeypatch.setattr(sandbox_runs, "payload", lambda *a: b"")
+    slots = Admission(1, folder=tmp_path)
+    plan = type("Plan", (), {"environment": type("Env", (), {"image_ref": "x"})(), "side": "head"})()
+    with pytest.raises(HostOverloaded):
+        sandbox_runs.run_one(plan, batch.REVIEW_LIMITS, "label", None, slots)  # type: ignore[arg-type]
+    assert given == [slots]

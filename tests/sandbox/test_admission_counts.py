@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from verifier import batch
@@ -34,6 +35,11 @@ def test_waiting_and_waited_count_the_jobs_at_the_door(tmp_path: Path) -> None:
         assert admission.waiting == 1
         column = SlotColumn(admission).render(None)  # type: ignore[arg-type]
         assert "1 waiting for a machine slot" in column.plain
+        # The wait still going on counts already (before, it counted only once it ended, so a run
+        # held up for minutes said "0 s waited" all along).
+        before = admission.waited_s
+        threading.Event().wait(0.05)
+        assert admission.waiting == 1 and admission.waited_s > before > 0
     waiter.join(60)
     assert got.is_set() and admission.waiting == 0 and admission.waited_s > 0
 
@@ -69,3 +75,23 @@ def test_overloaded_runs_are_retried_a_bounded_number_of_times() -> None:
     busy = _Busy()
     ev = check_retrying(busy, "x", "y", backoff_s=0)  # type: ignore[arg-type]
     assert busy.calls == 1 + batch.OVERLOADED_RETRIES and ev.attempts == busy.calls
+
+
+def test_the_pauses_double_within_their_jitter_and_stop_at_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batch, "BACKOFF_MAX_S", 0.004)
+    low = batch.Backoff(retries=4, first_s=0.001, rand=lambda: 0.0)
+    assert [low.wait() for _ in range(5)] == [True, True, True, True, False]  # bounded: 4 retries
+    assert low.waited == pytest.approx([0.0005, 0.001, 0.002, 0.002])  # half of 1, 2, 4, 4 (the cap) ms
+    high = batch.Backoff(retries=2, first_s=0.001, rand=lambda: 1.0)
+    assert high.wait() and high.wait() and not high.wait()
+    assert high.waited == pytest.approx([0.0015, 0.003])  # one and a half times each
+    drawn = batch.Backoff(first_s=2.0)  # the default draw: within half of the nominal length
+    assert all(1.0 <= drawn.next_pause() <= 3.0 for _ in range(200))
+    assert len({drawn.next_pause() for _ in range(20)}) > 1  # drawn, not fixed
+
+
+def test_verify_batch_passes_its_retry_bound_on() -> None:
+    busy = _Busy()
+    busy.backend_if_made = None  # type: ignore[attr-defined]
+    (ev,) = batch.verify_batch(busy, [("x", "y")], workers=1, progress=False, overloaded_retries=1, backoff_s=0)  # type: ignore[arg-type]
+    assert busy.calls == 2 and ev.attempts == 2 and ev.status is Status.OVERLOADED

@@ -167,17 +167,26 @@ def verify_jobs(
     progress: bool,
     store: EvidenceStore | None,
     decided: Mapping[int, Evidence] | None = None,
+    overloaded_retries: int | None = None,
 ) -> tuple[list[Evidence], int]:
     """Evidence for every job (in order) and how many ran in a sandbox now: jobs whose verdict
     `store` holds are served from it, every other one is verified and appended to it the moment
     it finishes (so an interrupted run keeps what it did). `decided`: jobs whose evidence was made
-    before any sandbox (e.g. a model's answer with no code: invalid_input), neither run nor stored."""
+    before any sandbox (e.g. a model's answer with no code: invalid_input), neither run nor stored.
+    `overloaded_retries`: how often a job that ended overloaded is tried again (`verify_batch`)."""
     from verifier.batch import verify_batch
 
     distinct = {**stored(verifier, jobs, store), **(decided or {})}
     todo = [j for j in range(len(jobs)) if j not in distinct]
     on_result = None if store is None else (lambda _index, ev: store.add(ev))
-    fresh = verify_batch(verifier, [jobs[j] for j in todo], workers=workers, progress=progress, on_result=on_result)
+    fresh = verify_batch(
+        verifier,
+        [jobs[j] for j in todo],
+        workers=workers,
+        progress=progress,
+        on_result=on_result,
+        overloaded_retries=overloaded_retries,
+    )
     distinct.update(zip(todo, fresh, strict=True))
     return [distinct[j] for j in range(len(jobs))], len(todo)
 
@@ -194,13 +203,22 @@ def run(
     progress: bool = True,
     store: EvidenceStore | None = None,
     decided: Mapping[int, Evidence] | None = None,
+    overloaded_retries: int | None = None,
 ) -> BenchRun:
     """Verify the distinct jobs, then give every sample its job's evidence, pass@k over the
     tasks (`keys[i]`: sample i's task) and the summary every harness reports. `wall_s` counts
     from `started` (`time.monotonic()`): the caller says what its wall time includes. With a
     `store`, jobs it holds a verdict for are served from it (`from_store`), and every other
     job's evidence is appended to it as it arrives (`verified`: the sandbox jobs run)."""
-    distinct, verified = verify_jobs(verifier, jobs, workers=workers, progress=progress, store=store, decided=decided)
+    distinct, verified = verify_jobs(
+        verifier,
+        jobs,
+        workers=workers,
+        progress=progress,
+        store=store,
+        decided=decided,
+        overloaded_retries=overloaded_retries,
+    )
     wall = time.monotonic() - started
     evidence = [distinct[j] for j in mapping]
     passed = [ev.ok for ev in evidence]

@@ -286,6 +286,9 @@ class Options:
     plus_inputs: int = PLUS_INPUTS
     #: Take each sample's code out of a chat answer first (`sanitize_samples`).
     sanitize: bool = False
+    #: How often a sample that ended overloaded is tried again, after growing pauses
+    #: (`verifier.batch.Backoff`; None: `OVERLOADED_RETRIES`).
+    overloaded_retries: int | None = None
 
 
 def evaluate(
@@ -341,6 +344,7 @@ def evaluate(
             progress=options.progress,
             store=store,
             decided=harness.no_code(verifier, jobs, mapping, no_code),
+            overloaded_retries=options.overloaded_retries,
         )
         summary = {**run.summary, "policy": options.policy, "runtime": options.runtime, "timeout_s": options.timeout_s}
         summary |= {"problems_attempted": len(work.attempted), "problems_in_file": len(work.problems)}
@@ -388,6 +392,7 @@ def _verify_plus(
         progress=options.progress,
         store=store,
         decided=harness.no_code(verifier, jobs, mapping, no_code),
+        overloaded_retries=options.overloaded_retries,
     )
 
 

@@ -271,13 +271,15 @@ def evaluate(
     store: EvidenceStore | None = None,
     ray: str | None = None,
     sanitize: bool = False,
+    overloaded_retries: int | None = None,
 ) -> BenchRun:
     """Verify every sample against its problem's suite on a warm pool (or cold containers), or
     with `ray` on a warm pool on every node of that Ray cluster (`harness.bench_verifier`; each
     node finds or builds the image of our recipe when `image` is None). `workers`: concurrent
     sandboxes (default: the core count, or the cluster's slots). `wall_s` is the batch's time
     once the pool is warm; `startup_s` the pool's start before it. With a `store`, samples it
-    holds a verdict for are not verified again (`harness.run`)."""
+    holds a verdict for are not verified again (`harness.run`). `overloaded_retries`: how often a
+    sample that ended overloaded is tried again after growing pauses (None: `OVERLOADED_RETRIES`)."""
     import time
 
     from verifier.sandbox.admission import default_workers
@@ -308,6 +310,7 @@ def evaluate(
             progress=progress,
             store=store,
             decided=harness.no_code(verifier, jobs, mapping, no_code),
+            overloaded_retries=overloaded_retries,
         )
         ray_summary = None if cluster is None else harness.cluster_summary(cluster)
     distinct = {j: run.evidence[i] for i, j in enumerate(mapping)}

@@ -44,7 +44,9 @@ RUN_FIELDS = (
     "from_store",
     "distinct",
     "infra_errors",
+    "overloaded",
     "rerun",
+    "slot_wait_s",
     "startup_s",
     "ray",
 )
@@ -187,6 +189,11 @@ def _run(data: ReportData) -> str:
 
 def _notes(data: ReportData) -> str:
     notes = []
+    if data.not_judged:
+        notes.append(
+            f"{data.not_judged} samples were not judged: the machine stayed too busy (overloaded, after their "
+            "retries). They are no verdict on the model: pass@k and the problem table leave them out."
+        )
     if data.missing_evidence:
         notes.append(f"{data.missing_evidence} samples have no evidence in the store: latency and time leave them out.")
     if data.unreadable_evidence_lines:

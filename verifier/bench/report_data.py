@@ -99,6 +99,11 @@ class ReportData(BaseModel):
     time_s: dict[str, float] = Field(description="Summed over the jobs: seconds in each phase (PHASES).")
     jobs: int = Field(description="Distinct jobs whose evidence the store holds.")
     missing_evidence: int = Field(0, description="Samples whose evidence_id the store does not hold.")
+    not_judged: int = Field(
+        0,
+        description="Samples the machine stayed too busy to judge (overloaded, after their retries): no verdict on "
+        "the model, so pass@k and the problem table leave them out.",
+    )
     unreadable_evidence_lines: int = 0
     run: dict[str, Any] = Field(default_factory=dict, description="The run's summary, when given (--json-out).")
 
@@ -157,6 +162,12 @@ def read_results(path: Path) -> list[dict[str, Any]]:
     if not rows:
         raise ValueError(f"{path}: no results")
     return rows
+
+
+def judged(row: dict[str, Any]) -> bool:
+    """Whether a results line holds a verdict on the model: every line but an `overloaded` one
+    (the host's doing; an `infra_error` counts as failed, as in the run's own pass@k)."""
+    return row.get("status") != Status.OVERLOADED.value
 
 
 def per_problem(rows: Sequence[dict[str, Any]], ks: Sequence[int]) -> list[ProblemRow]:
@@ -283,10 +294,13 @@ def collect(
     store, bad = read_evidence(evidence)
     ids = {str(row.get("evidence_id")) for row in rows}
     jobs = [store[i] for i in sorted(ids) if i in store]
-    problems = per_problem(rows, ks)
-    scores = pass_at_ks([task_of(r) for r in rows], [r["passed"] for r in rows], ks)
+    verdicts = [r for r in rows if judged(r)]  # pass@k as the run computes it (harness.run)
+    problems = per_problem(verdicts, ks)
+    scores = pass_at_ks([task_of(r) for r in verdicts], [r["passed"] for r in verdicts], ks)
     has_plus = all(p.plus_passed is not None for p in problems)
-    plus_scores = pass_at_ks([task_of(r) for r in rows], [bool(plus_of(r)) for r in rows], ks) if has_plus else None
+    plus_scores = (
+        pass_at_ks([task_of(r) for r in verdicts], [bool(plus_of(r)) for r in verdicts], ks) if has_plus else None
+    )
     caught = [_plus_row(r, store) for r in rows if r["passed"] and plus_of(r) is False] if has_plus else None
     statuses = Counter(str(r.get("status", "passed" if r["passed"] else "failed")) for r in rows)
     failing, kinds = failures(rows, store)
@@ -309,6 +323,7 @@ def collect(
         time_s=time_spent(jobs),
         jobs=len(jobs),
         missing_evidence=sum(str(r.get("evidence_id")) not in store for r in rows),
+        not_judged=len(rows) - len(verdicts),
         unreadable_evidence_lines=bad,
         run=summary or {},
     )

@@ -14,6 +14,7 @@ from verifier._distribution import install_hint
 from verifier.cli.bench_common import (
     INPUT_ERRORS,
     REFERENCE_KS,
+    OverloadedRetriesOption,
     PolicyOption,
     RayOption,
     ReportOption,
@@ -90,6 +91,7 @@ def io(
     runtime: RuntimeOption = "runc",
     ray: RayOption = None,
     report: ReportOption = None,
+    overloaded_retries: OverloadedRetriesOption = None,
 ) -> None:
     """Run every sample program on its problem's cases (stdin in, stdout compared); write
     <samples>_results.jsonl and print pass@k and how many samples ended with each status.
@@ -119,7 +121,15 @@ def io(
 
     if workers is None and ray is None:
         workers = default_workers()
-    options = {"ks": ks, "workers": workers, "policy": policy, "runtime": runtime, "ray": ray, "sanitize": sanitize}
+    options = {
+        "ks": ks,
+        "workers": workers,
+        "policy": policy,
+        "runtime": runtime,
+        "ray": ray,
+        "sanitize": sanitize,
+        "overloaded_retries": overloaded_retries,
+    }
     run = _run_io(items, probs, options, samples, fresh=no_cache)
     out_path = Path(f"{samples}_results.jsonl")
     with open(out_path, "w") as fh:

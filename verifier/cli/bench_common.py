@@ -64,6 +64,21 @@ RayOption = Annotated[
     str | None, typer.Option("--ray", metavar="ADDRESS", help=escape(RAY_HELP.format(hint=install_hint("ray"))))
 ]
 ReportOption = Annotated[Path | None, typer.Option("--report", metavar="DIR", help=REPORT_HELP)]
+#: The most retries of an overloaded sample an option may ask for.
+MAX_OVERLOADED_RETRIES = 10
+OverloadedRetriesOption = Annotated[
+    int | None,
+    typer.Option(
+        "--overloaded-retries",
+        metavar="N",
+        min=0,
+        max=MAX_OVERLOADED_RETRIES,
+        help="Try a sample that ended overloaded (the machine too busy to judge it: not the model's doing) again "
+        "up to N times (default 3, verifier.batch.OVERLOADED_RETRIES), after pauses of about 2, 4, 8 s... "
+        "(doubling, at random within half of each); one that stays overloaded is counted apart, left out of "
+        "pass@k, and makes the exit code 3.",
+    ),
+]
 
 
 def parse_ks(text: str) -> list[int]:

@@ -22,6 +22,7 @@ from verifier.bench.passk import (
 from verifier.cli.bench_common import (
     INPUT_ERRORS,
     REFERENCE_KS,
+    OverloadedRetriesOption,
     PolicyOption,
     RayOption,
     ReportOption,
@@ -155,6 +156,7 @@ def humaneval(
     ray: RayOption = None,
     runtime: RuntimeOption = "runc",
     report: ReportOption = None,
+    overloaded_retries: OverloadedRetriesOption = None,
     # EvalPlus's names (evalplus.evaluate), for its users' command lines.
     dataset: Annotated[
         Dataset | None,
@@ -241,7 +243,14 @@ def humaneval(
         raise input_failure(exc, samples, problems) from None
     _check_dataset(dataset, work.problems)
     options = he.Options(ks=ks, timeout_s=timeout, policy=policy, workers=workers, runtime=runtime, ray=ray)
-    options = replace(options, limit_rule=rule, plus=plus, plus_inputs=plus_inputs, sanitize=sanitize)
+    options = replace(
+        options,
+        limit_rule=rule,
+        plus=plus,
+        plus_inputs=plus_inputs,
+        sanitize=sanitize,
+        overloaded_retries=overloaded_retries,
+    )
     if plus:
         try:
             import hypothesis  # noqa: F401  (the plus inputs are made with it, on the host)

@@ -26,7 +26,10 @@ from verifier.cli.common import (
 from verifier.text import one_line
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from verifier.review.instances import Instance, Prediction
+    from verifier.sandbox.admission import Admission
     from verifier.sandbox.backend import SandboxBackend
 
 _STYLE = {"resolved": "green", "not_resolved": "red", "error": "yellow", "overloaded": "yellow"}
@@ -146,6 +149,7 @@ def run_batch_command(
     from verifier.errors import SandboxUnavailable
     from verifier.review.batch import BatchRequest, InstanceReport, run_batch
     from verifier.review.instances import model_folder
+    from verifier.sandbox.admission import Admission
 
     limits = review_limits(timeout, memory)
     found, preds, out_dir = _read_batch(instances, predictions, gold, out_dir, repos_dir, run_id)
@@ -153,13 +157,11 @@ def run_batch_command(
     clones = {(i.repo_given, i.repo) for i in found.values()}
     for given, path in sorted(clones):
         err.print(f"repository {escape(given)}: {escape(path)}", soft_wrap=True)
+    admission = Admission() if ray is None else None  # a Ray cluster's nodes queue on their own slots
     try:
         if build and ray is None:
             ensure_image()
-        with _backend(ray, build) as backend, Progress(
-            TextColumn("reviewing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=err, disable=not err.is_terminal,
-        ) as bar:  # fmt: skip
+        with _backend(ray, build) as backend, _progress(err, admission) as bar:
             task = bar.add_task("instances", total=len(preds))
 
             def done(rep: InstanceReport, reused: bool, n: int, total: int) -> None:
@@ -183,7 +185,7 @@ def run_batch_command(
             summaries = run_batch(
                 BatchRequest(instances=found, predictions=preds, out_dir=out_dir, max_workers=max_workers,
                              force=force, limits=limits, run_id=run_id, host_details=host_details,
-                             backend=backend),
+                             backend=backend, admission=admission),
                 on_done=done, on_stale=stale,
             )  # fmt: skip
     except SandboxUnavailable as exc:
@@ -203,6 +205,17 @@ def run_batch_command(
         )
         raise typer.Exit(EXIT_BUSY)
     raise typer.Exit(0 if all(s.resolved == s.total for s in summaries) else 1)
+
+
+def _progress(err: Console, admission: Admission | None) -> Progress:
+    """The batch's progress line; with this machine's slots (one `Admission` for every sandbox job of
+    the batch), also how many jobs wait for one now and how long they have waited in all."""
+    from verifier.batch import SlotColumn
+
+    return Progress(
+        TextColumn("reviewing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), SlotColumn(admission),
+        console=err, disable=not err.is_terminal,
+    )  # fmt: skip
 
 
 def _read_batch(

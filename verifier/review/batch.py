@@ -51,6 +51,7 @@ from verifier.review.gitread import GitRepo
 from verifier.review.instances import Instance, Prediction
 from verifier.review.review_evidence import ReviewEvidence, Text, identity, review_id
 from verifier.review.service import REVIEW_LIMITS, ReviewRequest, review
+from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import SandboxBackend
 
 #: the largest report.json read back (a review of 100,000 tests is about 60 MB).
@@ -167,6 +168,9 @@ class BatchRequest:
     backoff_s: float | None = None
     #: Where the sandbox jobs run (`verifier review batch --ray`: a `RayBackend`); None: this machine.
     backend: SandboxBackend | None = None
+    #: On this machine: the machine-wide slots every sandbox job of the batch waits for (one
+    #: object, so that a progress line can say how many wait and how long: `verifier.batch.SlotColumn`).
+    admission: Admission | None = None
 
 
 #: Called once per instance as it finishes: (report, reused from an earlier run, finished so far, total).
@@ -308,6 +312,7 @@ def _public_reason(reason: str, inst: Instance, out_dir: Path, host_details: boo
 def review_instance(
     inst: Instance, pred: Prediction, where: Path, limits: Limits, image: str | None,
     *, out_dir: Path | None = None, host_details: bool = False, backend: SandboxBackend | None = None,
+    admission: Admission | None = None,
 ) -> InstanceReport:  # fmt: skip
     """Review one prediction; every outcome (also bad input) is a report, never an exception.
     The folder's files of an earlier review are replaced (none survives from it)."""
@@ -336,7 +341,10 @@ def review_instance(
         tests="head", expect=inst, limits=limits, image=image,
     )  # fmt: skip
     try:
-        ev = review(request) if backend is None else review(request, backend=backend)
+        if backend is not None:
+            ev = review(request, backend=backend)
+        else:
+            ev = review(request) if admission is None else review(request, admission=admission)
     except InvalidInput as exc:
         return report(InstanceStatus.ERROR, f"bad input: {exc}", "input")
     except HostOverloaded as exc:
@@ -456,7 +464,7 @@ def _run_all(req: BatchRequest, todo: list[Prediction], done: Callable[[Instance
             def attempt() -> InstanceReport:
                 return review_instance(
                     inst, pred, where, req.limits, req.image, out_dir=req.out_dir, host_details=req.host_details,
-                    backend=req.backend,
+                    backend=req.backend, admission=req.admission,
                 )  # fmt: skip
 
             rep = attempt()

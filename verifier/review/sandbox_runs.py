@@ -41,6 +41,7 @@ from verifier.runner.review_protocol import (
     ReviewProject,
     encode_job,
 )
+from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import RawRun, SandboxBackend, SandboxJob
 from verifier.sandbox.docker_engine import DockerBackend
 from verifier.sandbox.environment import Environment, cache_dir
@@ -172,9 +173,16 @@ def payload(plan: RunPlan, limits: Limits, nonce: str, *, rerun: bool = True) ->
     return encode_job(header, tree)
 
 
-def run_one(plan: RunPlan, limits: Limits, review_label: str, backend: SandboxBackend | None = None) -> RunOutput:
-    """One run in a fresh container (on `backend`, or this machine's engine). Raises
-    SandboxUnavailable only when no container ran."""
+def run_one(
+    plan: RunPlan,
+    limits: Limits,
+    review_label: str,
+    backend: SandboxBackend | None = None,
+    admission: Admission | None = None,
+) -> RunOutput:
+    """One run in a fresh container (on `backend`, or this machine's engine, whose job waits for a
+    machine-wide slot of `admission`: a batch passes one to all its runs, and reads from it how
+    many wait). Raises SandboxUnavailable only when no container ran."""
     nonce = secrets.token_hex(16)
     job = SandboxJob(
         image=plan.environment.image_ref,
@@ -185,7 +193,7 @@ def run_one(plan: RunPlan, limits: Limits, review_label: str, backend: SandboxBa
         labels={LABEL_REVIEW: review_label},
     )
     started = time.monotonic()
-    raw = (backend or DockerBackend()).run(job)
+    raw = (backend or DockerBackend(admission=admission)).run(job)
     result = None if raw.output_limited else parse(raw.stdout, nonce)
     return RunOutput(plan=plan, result=result, raw=raw, wall_s=time.monotonic() - started)
 
@@ -196,6 +204,7 @@ def run_both(
     on_done: Callable[[RunOutput], None] | None = None,
     cache: BaseRunCache | None = None,
     backend: SandboxBackend | None = None,
+    admission: Admission | None = None,
 ) -> list[RunOutput]:
     """All runs at once (each in its own container); on Ctrl-C every container is killed.
 
@@ -206,7 +215,7 @@ def run_both(
         cacheable = cache is not None and plan.side == "base_tests_on_base"
         if cacheable and cache is not None and (hit := cache.get(plan, limits)) is not None:
             return hit
-        out = run_one(plan, limits, label, backend)
+        out = run_one(plan, limits, label, backend, admission)
         if cacheable and cache is not None:
             cache.put(out, limits)
         return out

@@ -49,6 +49,7 @@ from verifier.review.split import (
     uses_hypothesis,
 )
 from verifier.sandbox import environment as env_mod
+from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import SandboxBackend
 from verifier.sandbox.container import Client, connect, image_id
 from verifier.sandbox.docker_engine import DockerBackend
@@ -291,11 +292,12 @@ def review(
     progress: Progress | None = None,
     client: Client | None = None,
     backend: SandboxBackend | None = None,
+    admission: Admission | None = None,
 ) -> ReviewEvidence:
     """Review one change. Raises InvalidInput (bad input) or SandboxUnavailable (no result).
 
-    Its sandbox jobs run on this machine's engine (`client`), or on `backend` (a Ray cluster's
-    nodes: the environments are found or built on each of them)."""
+    Its sandbox jobs run on this machine's engine (`client`; slots of `admission`, else a fresh
+    `Admission()`), or on `backend` (a Ray cluster's nodes: the environments built on each)."""
     say = progress or (lambda _m: None)
     t0 = time.monotonic()
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -318,7 +320,7 @@ def review(
         trees, req.tests, splitter, (base_files, head_files), side_envs, base_tests_too, user_args, metadata
     )
     say(f"running the tests in {len(plans)} sandboxes: " + ", ".join(p.side.replace("_", " ") for p in plans))
-    outputs = _run(plans, req, say, backend)
+    outputs = _run(plans, req, say, backend, admission)
     views: dict[str, SideView] = {o.plan.side: SideView(o.result) for o in outputs}
     removed = provenance.removed_tests() if req.tests == "head" else []
     judges = (views["base_tests_on_base"], views["base_tests_on_head"]) if base_tests_too else None
@@ -412,7 +414,13 @@ def _sandbox_image_id(client: Client | None, backend: SandboxBackend | None, san
         raise SandboxUnavailable(f"the sandbox image {sandbox} is not available; run `verifier image build`") from exc
 
 
-def _run(plans: list[RunPlan], req: ReviewRequest, say: Progress, backend: SandboxBackend | None) -> list[RunOutput]:
+def _run(
+    plans: list[RunPlan],
+    req: ReviewRequest,
+    say: Progress,
+    backend: SandboxBackend | None,
+    admission: Admission | None = None,
+) -> list[RunOutput]:
     """Every planned session, side by side; SandboxUnavailable when one produced no result."""
     outputs = run_both(
         plans,
@@ -422,6 +430,7 @@ def _run(plans: list[RunPlan], req: ReviewRequest, say: Progress, backend: Sandb
         ),
         cache=BaseRunCache() if req.cache else None,
         backend=backend,
+        admission=admission,
     )
     for out in outputs:
         why = failure(out)

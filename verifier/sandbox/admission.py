@@ -84,6 +84,9 @@ class Admission:
         self._stats = threading.Lock()
         self._queued = 0
         self._waited_s = 0.0
+        #: When each wait still going on began (one entry per waiting job), so that `waited_s`
+        #: grows while jobs wait, not only once a wait ends.
+        self._since: list[float] = []
 
     @property
     def waiting(self) -> int:
@@ -92,9 +95,11 @@ class Admission:
 
     @property
     def waited_s(self) -> float:
-        """Seconds this instance's jobs have waited for slots in all (those still waiting included
-        only once they get one or give up)."""
-        return self._waited_s
+        """Seconds this instance's jobs have waited for slots in all, the waits still going on
+        included up to now (a run held up for minutes says so while it is held up)."""
+        now = time.monotonic()
+        with self._stats:
+            return self._waited_s + sum(now - since for since in self._since)
 
     def close(self) -> None:
         """Stop waiting: the jobs of this instance still waiting for a slot (and any that asks
@@ -193,12 +198,14 @@ class Admission:
             raise self.overloaded(limit)
         with self._stats:
             self._queued += 1
+            self._since.append(started)
         try:
             fd = self._acquire(started, limit)
         finally:
             waited = time.monotonic() - started
             with self._stats:
                 self._queued -= 1
+                self._since.remove(started)
                 self._waited_s += waited
         try:
             yield waited
