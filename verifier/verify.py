@@ -34,7 +34,6 @@ from verifier.hashing import evidence_id
 from verifier.inputs import Candidate
 from verifier.limits import Limits, PoolConfig, RunPolicy
 from verifier.runner import languages, trees
-from verifier.runner.languages import source_name
 from verifier.runner.protocol import (
     OVERLOAD_FACTOR,
     PYTEST_PRELOAD,
@@ -357,7 +356,7 @@ class Verifier(Closing):
         )
         files = cand.files(suite.module)
         if lang is not None:  # one source file, named as its language wants (languages.source_name)
-            files = {source_name(lang.language, cand.source): cand.source}
+            files = {languages.source_name(lang.language, cand.source): cand.source}
         image = lang.tag if lang is not None else env.tag if env is not None else self.image
         return SandboxJob(
             image=image,
