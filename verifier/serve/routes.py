@@ -130,7 +130,7 @@ def add_run_code(app: FastAPI, state: ServerState) -> None:
 
     @app.post("/run_code", openapi_extra=extra, responses=responses, tags=["sandboxfusion"])
     async def run_code(request: Request) -> Response:
-        """SandboxFusion's /run_code (Python only), with the token in the Authorization header."""
+        """SandboxFusion's /run_code (its languages: docs/serve.md), with the token in the Authorization header."""
         return await run(request, None)
 
     @app.post("/t/{token}/run_code", openapi_extra=extra, responses=responses, tags=["sandboxfusion"])
