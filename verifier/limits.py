@@ -91,6 +91,18 @@ RunPolicy = Literal["reuse", "fresh", "cold"]
 PoolPolicy = Literal["fresh", "reuse"]
 
 
+#: A repository's whole suite needs more room than one candidate's: `verifier review`'s defaults.
+REVIEW_LIMITS = Limits(
+    timeout_s=900,
+    memory_bytes=2048 * MiB,
+    pids=512,
+    scratch_bytes=1024 * MiB,
+    output_bytes=32 * MiB,
+    open_files=1024,
+    file_size_bytes=256 * MiB,
+)
+
+
 class PoolConfig(BaseModel):
     """How a warm pool runs its containers: one frozen value, passed whole through
     `Verifier.pooled`, `WarmPool` and the Ray backend's node pools (see verifier.sandbox.pool)."""

@@ -11,28 +11,7 @@ import typer
 from rich.markup import escape
 
 from verifier._distribution import install_hint
-from verifier.cli.bench_common import (
-    INPUT_ERRORS,
-    REFERENCE_KS,
-    OverloadedRetriesOption,
-    PolicyOption,
-    RayOption,
-    ReportOption,
-    RuntimeOption,
-    SanitizeOption,
-    check_inputs,
-    check_report_dir,
-    check_workers,
-    finish,
-    input_failure,
-    local_image,
-    open_store,
-    parse_ks,
-    require_file,
-    run_failures,
-    run_summary,
-    store_path,
-)
+from verifier.cli import bench_common as common
 from verifier.cli.bench_humaneval import humaneval
 from verifier.cli.common import Command, Group, fail, stderr
 
@@ -66,7 +45,7 @@ def io(
         typer.Option(
             "--k", help="The k of pass@k, comma-separated; reported only when every problem has at least k samples."
         ),
-    ] = REFERENCE_KS,
+    ] = common.REFERENCE_KS,
     timeout: Annotated[
         float | None,
         typer.Option(
@@ -77,21 +56,21 @@ def io(
     workers: Annotated[
         int | None, typer.Option(help="Concurrent sandboxes (default: the core count, or the Ray cluster's slots).")
     ] = None,
-    policy: PolicyOption = "reuse",
+    policy: common.PolicyOption = "reuse",
     json_out: Annotated[
         Path | None, typer.Option(help="Also write the summary (pass@k, status counts, timing) as JSON.")
     ] = None,
-    sanitize: SanitizeOption = False,
+    sanitize: common.SanitizeOption = False,
     no_cache: Annotated[
         bool,
         typer.Option(
             "--no-cache", help="Verify every sample again: start SAMPLES_evidence.jsonl anew instead of serving it."
         ),
     ] = False,
-    runtime: RuntimeOption = "runc",
-    ray: RayOption = None,
-    report: ReportOption = None,
-    overloaded_retries: OverloadedRetriesOption = None,
+    runtime: common.RuntimeOption = "runc",
+    ray: common.RayOption = None,
+    report: common.ReportOption = None,
+    overloaded_retries: common.OverloadedRetriesOption = None,
 ) -> None:
     """Run every sample program on its problem's cases (stdin in, stdout compared); write
     <samples>_results.jsonl and print pass@k and how many samples ended with each status.
@@ -104,18 +83,18 @@ def io(
     rerun them)."""
     from verifier.sandbox.admission import default_workers
 
-    check_inputs(samples, problems, ray=ray, policy=policy, report=report)
+    common.check_inputs(samples, problems, ray=ray, policy=policy, report=report)
     if timeout is not None and not 0 < timeout <= 600:
         raise fail(f"--timeout must be more than 0 and at most 600 seconds, not {timeout:g}", option="--timeout")
-    check_workers(workers)
+    common.check_workers(workers)
     from verifier.bench import io as bio
 
-    ks = parse_ks(k)
+    ks = common.parse_ks(k)
     try:
         probs = bio.load_problems(problems, time_limit_s=timeout)
         items = bio.read_samples(samples, probs, limit)
-    except INPUT_ERRORS as exc:
-        raise input_failure(exc, samples, problems) from None
+    except common.INPUT_ERRORS as exc:
+        raise common.input_failure(exc, samples, problems) from None
     if not items:
         raise fail("SAMPLES: no samples to verify", option="SAMPLES")
 
@@ -135,8 +114,8 @@ def io(
     with open(out_path, "w") as fh:
         for sample, ev in zip(items, run.evidence, strict=True):
             fh.write(json.dumps(bio.result_row(sample, ev)) + "\n")
-    summary = run_summary(run.summary, out_path, samples)
-    finish(summary, out_path, report=report, json_out=json_out, ks=ks, whose="the programs")
+    summary = common.run_summary(run.summary, out_path, samples)
+    common.finish(summary, out_path, report=report, json_out=json_out, ks=ks, whose="the programs")
 
 
 def _run_io(
@@ -146,8 +125,8 @@ def _run_io(
     builds its own), verify (`options`: bio.evaluate's)."""
     from verifier.bench import io as bio
 
-    with open_store(store_path(samples), fresh=fresh) as store, run_failures(store):
-        image = None if options["ray"] is not None else local_image(options["runtime"])
+    with common.open_store(common.store_path(samples), fresh=fresh) as store, common.run_failures(store):
+        image = None if options["ray"] is not None else common.local_image(options["runtime"])
         attempted = len({s.problem_id for s in items})
         workers = "the Ray cluster's slots" if options["workers"] is None else f"{options['workers']} workers"
         stderr().print(
@@ -184,7 +163,7 @@ def report(
             help="The run's summary (what --json-out wrote): its wall time, workers and policy are shown too.",
         ),
     ] = None,
-    k: Annotated[str, typer.Option("--k", help="The k of pass@k, comma-separated.")] = REFERENCE_KS,
+    k: Annotated[str, typer.Option("--k", help="The k of pass@k, comma-separated.")] = common.REFERENCE_KS,
 ) -> None:
     """Make the report of a finished run from its files: DIR/index.html (one self-contained page,
     no script and no network: open it in any browser), DIR/summary.png (embed it in a README) and
@@ -192,14 +171,14 @@ def report(
 
     The same report `--report DIR` writes at the end of `verifier bench humaneval` or `bench io`.
     Results lines with plus verdicts (plus_passed) get base and plus columns side by side."""
-    require_file(results, "RESULTS", "results")
+    common.require_file(results, "RESULTS", "results")
     if evidence is not None:
-        require_file(evidence, "--evidence", "evidence")
-    ks = parse_ks(k)
-    check_report_dir(out_dir, "DIR")
+        common.require_file(evidence, "--evidence", "evidence")
+    ks = common.parse_ks(k)
+    common.check_report_dir(out_dir, "DIR")
     run: dict[str, Any] = {}
     if summary is not None:
-        require_file(summary, "--summary", "summary")
+        common.require_file(summary, "--summary", "summary")
         try:
             run = json.loads(summary.read_text())
         except (OSError, ValueError) as exc:

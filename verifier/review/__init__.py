@@ -16,7 +16,8 @@ review's report model), `reports` (markdown, json, junit, sarif),
 sides must agree on (command, paths, header, result line) is verifier/runner/review_protocol.py.
 """
 
+from verifier.limits import REVIEW_LIMITS
 from verifier.review.review_evidence import ReviewEvidence, TestClass, review_json_schema
-from verifier.review.service import REVIEW_LIMITS, ReviewRequest, review
+from verifier.review.service import ReviewRequest, review
 
 __all__ = ["REVIEW_LIMITS", "ReviewEvidence", "ReviewRequest", "TestClass", "review", "review_json_schema"]

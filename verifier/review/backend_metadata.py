@@ -36,7 +36,7 @@ from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvir
 from packaging.requirements import InvalidRequirement, Requirement
 
 from verifier.hashing import canonical_json, sha256_bytes
-from verifier.limits import Limits, MiB
+from verifier.limits import REVIEW_LIMITS, MiB
 from verifier.review.gitread import Entry, to_tar
 from verifier.review.setup_py import read_setup_call
 from verifier.sandbox import environment as env_mod
@@ -64,15 +64,16 @@ MAX_EXTRA_REQUIRES = 20
 #: setuptools-scm finds no git history in the sandbox's copy: the version it is told instead, which
 #: is then not reported as the project's version.
 PRETEND_VERSION = "0.0.0+verifier.unknown"
-#: What the backend may take: a build of a large project's metadata (setup.py runs) is seconds.
-LIMITS = Limits(
-    timeout_s=300,
-    memory_bytes=1024 * MiB,
-    pids=256,
-    scratch_bytes=512 * MiB,
-    output_bytes=4 * MiB,
-    open_files=1024,
-    file_size_bytes=256 * MiB,
+#: What the backend may take (review's room, smaller): a build of a large project's metadata (setup.py runs)
+#: is seconds.
+LIMITS = REVIEW_LIMITS.model_copy(
+    update={
+        "timeout_s": 300.0,
+        "memory_bytes": 1024 * MiB,
+        "pids": 256,
+        "scratch_bytes": 512 * MiB,
+        "output_bytes": 4 * MiB,
+    }
 )
 #: The keywords of setup() whose value must be a literal for the static reading to be exact.
 _SETUP_KEYS = ("install_requires", "extras_require", "tests_require", "version", "name")

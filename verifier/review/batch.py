@@ -45,12 +45,12 @@ from verifier._distribution import __version__
 from verifier.batch import Backoff
 from verifier.errors import HostOverloaded, InvalidInput, SandboxUnavailable
 from verifier.hashing import canonical_json, sha256_bytes
-from verifier.limits import Limits
+from verifier.limits import REVIEW_LIMITS, Limits
 from verifier.review import swebench_report
 from verifier.review.gitread import GitRepo
 from verifier.review.instances import Instance, Prediction
 from verifier.review.review_evidence import ReviewEvidence, Text, identity, review_id
-from verifier.review.service import REVIEW_LIMITS, ReviewRequest, review
+from verifier.review.service import ReviewRequest, review
 from verifier.sandbox.admission import Admission
 from verifier.sandbox.backend import SandboxBackend
 

@@ -19,7 +19,7 @@ from typing import Literal
 from verifier._distribution import __version__
 from verifier.errors import InvalidInput, SandboxUnavailable
 from verifier.hashing import sha256_bytes
-from verifier.limits import Limits, MiB
+from verifier.limits import REVIEW_LIMITS, Limits
 from verifier.review import backend_metadata, pytest_options
 from verifier.review import deps as deps_mod
 from verifier.review.classify import SideView, build_table, environment_problem, expectations, verdict
@@ -54,17 +54,6 @@ from verifier.sandbox.backend import SandboxBackend
 from verifier.sandbox.container import Client, connect, image_id
 from verifier.sandbox.docker_engine import DockerBackend
 from verifier.sandbox.image import image_tag
-
-#: A repository's whole suite needs more room than one candidate's: these are review's defaults.
-REVIEW_LIMITS = Limits(
-    timeout_s=900,
-    memory_bytes=2048 * MiB,
-    pids=512,
-    scratch_bytes=1024 * MiB,
-    output_bytes=32 * MiB,
-    open_files=1024,
-    file_size_bytes=256 * MiB,
-)
 
 Progress = Callable[[str], None]
 

@@ -29,18 +29,28 @@ class CallAborted(BaseException):
 
 
 class CandidateDied(CallAborted):
+    """The candidate's process ended during a call (a crash, a signal, `os._exit`) or broke the
+    call protocol."""
+
     kind = "candidate_died"
 
 
 class CandidateTimeout(CallAborted):
+    """A call did not answer within its time: the call's own limit or what was left of the run's."""
+
     kind = "timeout"
 
 
 class CandidateOOM(CallAborted):
+    """The candidate's process was killed for running out of its memory limit during a call."""
+
     kind = "oom"
 
 
 class CandidateOutputLimit(CallAborted):
+    """The candidate wrote more output than its limit, or its answer was over the reply's byte
+    limit."""
+
     kind = "output_limit"
 
 
@@ -51,6 +61,8 @@ class NotPlainData(CallAborted):
 
 
 class CandidateImportError(CallAborted):
+    """Importing the candidate's module failed: every later call meets this instead."""
+
     kind = "import_error"
 
 

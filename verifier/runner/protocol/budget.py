@@ -6,19 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from .constants import (
-    CASE_OUTCOMES,
-    FAILURE_KINDS,
-    MAX_CASES,
-    MAX_DETAIL,
-    MAX_EXAMPLE,
-    MAX_FAILURES,
-    MAX_FETCH_FILES,
-    MAX_FETCH_PATH,
-    MAX_LINE,
-    MAX_SUMMARY,
-    MAX_TEST_ID,
-)
+from . import constants
 from .records import CaseRecord, FailureRecord, FetchedRecord, JobResult
 from .strings import clean
 
@@ -37,7 +25,7 @@ from .strings import clean
 #: JSON bytes (quotes included) of each text field of a failure record. A test id gets room for
 #: MAX_TEST_ID characters of any kind (12 bytes each: never cut below the host's own limit).
 FAILURE_FIELD_JSON = {
-    "test_id": 12 * MAX_TEST_ID + 2,
+    "test_id": 12 * constants.MAX_TEST_ID + 2,
     "summary": 1024,
     "falsifying_example": 4096,
     "detail_untrusted": 8192,
@@ -60,15 +48,15 @@ COMPILE_JSON_BYTES = 2 * 1024
 #: of at most MAX_FETCH_PATH characters (12 bytes each at worst), a trusted error of at most
 #: FETCH_ERROR_JSON bytes, the size, keys and punctuation. Contents are paid from `output_bytes`.
 FETCH_ERROR_JSON = 512
-FETCH_RECORD_JSON_BYTES = 12 * MAX_FETCH_PATH + FETCH_ERROR_JSON + 512
+FETCH_RECORD_JSON_BYTES = 12 * constants.MAX_FETCH_PATH + FETCH_ERROR_JSON + 512
 #: Result lines beyond the candidate output they carry (failures, cases, counts, fetched files'
 #: records without their contents).
 RESULT_OVERHEAD_BYTES = (
-    MAX_FAILURES * FAILURE_JSON_BYTES
-    + MAX_CASES * CASE_JSON_BYTES
+    constants.MAX_FAILURES * FAILURE_JSON_BYTES
+    + constants.MAX_CASES * CASE_JSON_BYTES
     + RESULT_FIXED_JSON_BYTES
     + COMPILE_JSON_BYTES
-    + MAX_FETCH_FILES * FETCH_RECORD_JSON_BYTES
+    + constants.MAX_FETCH_FILES * FETCH_RECORD_JSON_BYTES
 )
 
 
@@ -92,7 +80,7 @@ def fetched_json_bytes(output_bytes: int) -> int:
 #: bytes for 3, plus padding and quotes per file): a file that would go past it is not sent and
 #: its record says so (`FetchedRecord.error`).
 def fetch_bytes(output_bytes: int) -> int:
-    return max(0, (fetched_json_bytes(output_bytes) - 8 * MAX_FETCH_FILES) * 3 // 4)
+    return max(0, (fetched_json_bytes(output_bytes) - 8 * constants.MAX_FETCH_FILES) * 3 // 4)
 
 
 def json_size(text: str) -> int:
@@ -150,13 +138,15 @@ def bounded_failure(record: FailureRecord) -> FailureRecord:
     budget = FAILURE_FIELD_JSON
     example = record.falsifying_example
     return FailureRecord(
-        test_id=fit(record.test_id, budget["test_id"], max_chars=MAX_TEST_ID),
-        kind=record.kind if record.kind in FAILURE_KINDS else "infra",
-        summary=fit(record.summary, budget["summary"], max_chars=MAX_SUMMARY),
+        test_id=fit(record.test_id, budget["test_id"], max_chars=constants.MAX_TEST_ID),
+        kind=record.kind if record.kind in constants.FAILURE_KINDS else "infra",
+        summary=fit(record.summary, budget["summary"], max_chars=constants.MAX_SUMMARY),
         falsifying_example=None
         if example is None
-        else fit(example, budget["falsifying_example"], max_chars=MAX_EXAMPLE),
-        detail_untrusted=fit(record.detail_untrusted, budget["detail_untrusted"], max_chars=MAX_DETAIL, keep_end=True),
+        else fit(example, budget["falsifying_example"], max_chars=constants.MAX_EXAMPLE),
+        detail_untrusted=fit(
+            record.detail_untrusted, budget["detail_untrusted"], max_chars=constants.MAX_DETAIL, keep_end=True
+        ),
     )
 
 
@@ -165,14 +155,14 @@ def bounded_case(record: CaseRecord) -> CaseRecord:
     budget = CASE_FIELD_JSON
 
     def line(text: str | None, name: str) -> str | None:
-        return None if text is None else fit(text, budget[name], max_chars=MAX_LINE)
+        return None if text is None else fit(text, budget[name], max_chars=constants.MAX_LINE)
 
     return replace(
         record,
-        files=[bounded_fetched(f) for f in record.files[:MAX_FETCH_FILES]],
-        name=fit(record.name, budget["name"], max_chars=MAX_TEST_ID),
-        outcome=record.outcome if record.outcome in CASE_OUTCOMES else "infra",
-        summary=fit(record.summary, budget["summary"], max_chars=MAX_SUMMARY),
+        files=[bounded_fetched(f) for f in record.files[: constants.MAX_FETCH_FILES]],
+        name=fit(record.name, budget["name"], max_chars=constants.MAX_TEST_ID),
+        outcome=record.outcome if record.outcome in constants.CASE_OUTCOMES else "infra",
+        summary=fit(record.summary, budget["summary"], max_chars=constants.MAX_SUMMARY),
         expected_line=line(record.expected_line, "expected_line"),
         got_line_untrusted=line(record.got_line_untrusted, "got_line_untrusted"),
     )
@@ -181,8 +171,8 @@ def bounded_case(record: CaseRecord) -> CaseRecord:
 def bounded_fetched(record: FetchedRecord) -> FetchedRecord:
     """`record` with its path and error within their budget (`FETCH_RECORD_JSON_BYTES`); its
     content is bounded with every file's (`bounded_result`)."""
-    error = None if record.error is None else fit(record.error, FETCH_ERROR_JSON, max_chars=MAX_SUMMARY)
-    return replace(record, path=record.path[:MAX_FETCH_PATH], error=error)
+    error = None if record.error is None else fit(record.error, FETCH_ERROR_JSON, max_chars=constants.MAX_SUMMARY)
+    return replace(record, path=record.path[: constants.MAX_FETCH_PATH], error=error)
 
 
 def bounded_result(result: JobResult, output_bytes: int | None = None) -> JobResult:
@@ -195,13 +185,14 @@ def bounded_result(result: JobResult, output_bytes: int | None = None) -> JobRes
     and its record says so), the candidate output the rest."""
     output = result.candidate_output
     cases, kept = _kept_within(
-        [bounded_case(c) for c in result.cases[:MAX_CASES]], None if output_bytes is None else output_bytes // 2
+        [bounded_case(c) for c in result.cases[: constants.MAX_CASES]],
+        None if output_bytes is None else output_bytes // 2,
     )
     cases, fetched = _fetched_within(cases, None if output_bytes is None else fetched_json_bytes(output_bytes))
     kept += fetched
     return replace(
         result,
-        failures=[bounded_failure(f) for f in result.failures[:MAX_FAILURES]],
+        failures=[bounded_failure(f) for f in result.failures[: constants.MAX_FAILURES]],
         failures_total=max(result.failures_total, len(result.failures)),
         cases=cases,
         candidate_output=clean(output) if output_bytes is None else fit(output, output_bytes - kept),
@@ -249,7 +240,7 @@ def _fetched_within(cases: list[CaseRecord], budget: int | None) -> tuple[list[C
 
     def first(files: list[FetchedRecord]) -> list[FetchedRecord]:
         nonlocal records
-        kept = files[: max(0, MAX_FETCH_FILES - records)]
+        kept = files[: max(0, constants.MAX_FETCH_FILES - records)]
         records += len(kept)
         return [within(f) for f in kept]
 

@@ -9,24 +9,8 @@ from collections.abc import Collection
 from typing import Any
 
 from ..languages import NAMES as LANGUAGE_NAMES
+from . import constants
 from .budget import bounded_result
-from .constants import (
-    CASE_OUTCOMES,
-    FAILURE_KINDS,
-    KERNELS,
-    KINDS,
-    MAX_CASES,
-    MAX_DETAIL,
-    MAX_EXAMPLE,
-    MAX_FAILURES,
-    MAX_FETCH_FILES,
-    MAX_FETCH_PATH,
-    MAX_LINE,
-    MAX_TEST_ID,
-    PROGRESS_PREFIX,
-    RESULT_PREFIX,
-    RUNNERS,
-)
 from .jobs import plain
 from .records import CaseRecord, CompileRecord, FailureRecord, FetchedRecord, JobCounts, JobResult
 from .strings import ProtocolError, clean, summary_line
@@ -36,19 +20,19 @@ def format_result_line(nonce: str, recycle: bool, result: JobResult, output_byte
     """The result line of a job; `result` is bounded first (`bounded_result`), so the line fits
     within the host's limit, `output_bytes + RESULT_OVERHEAD_BYTES`, whatever it carries."""
     payload = json.dumps(plain(bounded_result(result, output_bytes)), ensure_ascii=True, separators=(",", ":"))
-    return RESULT_PREFIX + f"{nonce} {int(recycle)} ".encode() + payload.encode() + b"\n"
+    return constants.RESULT_PREFIX + f"{nonce} {int(recycle)} ".encode() + payload.encode() + b"\n"
 
 
 def format_progress_line(nonce: str, done: int, total: int) -> bytes:
-    return PROGRESS_PREFIX + f"{nonce} {done} {total}\n".encode()
+    return constants.PROGRESS_PREFIX + f"{nonce} {done} {total}\n".encode()
 
 
 def parse_progress_line(line: bytes, nonce: str) -> tuple[int, int] | None:
     """(done, total) of this job's progress line; None for anything else (another job's nonce,
     a malformed or implausible line)."""
-    if not line.startswith(PROGRESS_PREFIX):
+    if not line.startswith(constants.PROGRESS_PREFIX):
         return None
-    parts = line[len(PROGRESS_PREFIX) :].rstrip(b"\n").split(b" ")
+    parts = line[len(constants.PROGRESS_PREFIX) :].rstrip(b"\n").split(b" ")
     if len(parts) != 3 or parts[0] != nonce.encode() or not (parts[1].isdigit() and parts[2].isdigit()):
         return None
     if len(parts[1]) > 9 or len(parts[2]) > 9:
@@ -59,9 +43,9 @@ def parse_progress_line(line: bytes, nonce: str) -> tuple[int, int] | None:
 
 def split_result_line(line: bytes) -> tuple[str, bool, bytes] | None:
     """(nonce, recycle, payload) of a result line, or None when `line` is not one."""
-    if not line.startswith(RESULT_PREFIX):
+    if not line.startswith(constants.RESULT_PREFIX):
         return None
-    parts = line[len(RESULT_PREFIX) :].split(b" ", 2)
+    parts = line[len(constants.RESULT_PREFIX) :].split(b" ", 2)
     if len(parts) != 3 or parts[1] not in (b"0", b"1"):
         return None
     return parts[0].decode("ascii", "replace"), parts[1] == b"1", parts[2].rstrip(b"\n")
@@ -103,15 +87,17 @@ def _number(value: Any, name: str) -> float:
 def _failure(raw: Any) -> FailureRecord:
     raw = _want(raw, dict, "failures[]")
     kind = _want(raw.get("kind"), str, "kind")
-    if kind not in FAILURE_KINDS:
+    if kind not in constants.FAILURE_KINDS:
         raise ProtocolError(f"result field kind: unknown {kind[:40]!r}")
     example = raw.get("falsifying_example")
     return FailureRecord(
-        test_id=summary_line(_want(raw.get("test_id"), str, "test_id"))[:MAX_TEST_ID],
+        test_id=summary_line(_want(raw.get("test_id"), str, "test_id"))[: constants.MAX_TEST_ID],
         kind=kind,
         summary=summary_line(_want(raw.get("summary"), str, "summary")),
-        falsifying_example=None if example is None else summary_line(_want(example, str, "example"))[:MAX_EXAMPLE],
-        detail_untrusted=clean(_want(raw.get("detail_untrusted", ""), str, "detail"), MAX_DETAIL),
+        falsifying_example=None
+        if example is None
+        else summary_line(_want(example, str, "example"))[: constants.MAX_EXAMPLE],
+        detail_untrusted=clean(_want(raw.get("detail_untrusted", ""), str, "detail"), constants.MAX_DETAIL),
     )
 
 
@@ -123,16 +109,16 @@ def _optional_line(value: Any, name: str, *, trusted: bool) -> str | None:
     if value is None:
         return None
     text = _want(value, str, name)
-    return summary_line(text)[:MAX_LINE] if trusted else clean(text, MAX_LINE)
+    return summary_line(text)[: constants.MAX_LINE] if trusted else clean(text, constants.MAX_LINE)
 
 
 def _case(raw: Any) -> CaseRecord:
     raw = _want(raw, dict, "cases[]")
     outcome = _want(raw.get("outcome"), str, "outcome")
-    if outcome not in CASE_OUTCOMES:
+    if outcome not in constants.CASE_OUTCOMES:
         raise ProtocolError(f"result field outcome: unknown {outcome[:40]!r}")
     return CaseRecord(
-        name=summary_line(_want(raw.get("name"), str, "name"))[:MAX_TEST_ID],
+        name=summary_line(_want(raw.get("name"), str, "name"))[: constants.MAX_TEST_ID],
         outcome=outcome,
         summary=summary_line(_want(raw.get("summary"), str, "summary")),
         ran=bool(_want(raw.get("ran", True), bool, "ran")),
@@ -149,7 +135,7 @@ def _case(raw: Any) -> CaseRecord:
         stdout_b64=_optional_b64(raw.get("stdout_b64"), "stdout_b64"),
         stderr_b64=_optional_b64(raw.get("stderr_b64"), "stderr_b64"),
         stderr_bytes=_count(raw.get("stderr_bytes", 0), "stderr_bytes"),
-        files=[_fetched(f) for f in _bounded_list(raw, "files", MAX_FETCH_FILES)],
+        files=[_fetched(f) for f in _bounded_list(raw, "files", constants.MAX_FETCH_FILES)],
     )
 
 
@@ -158,7 +144,7 @@ def _fetched(raw: Any) -> FetchedRecord:
     `size` must be its length) or a trusted error."""
     raw = _want(raw, dict, "files[]")
     path = _want(raw.get("path"), str, "path")
-    if len(path) > MAX_FETCH_PATH:
+    if len(path) > constants.MAX_FETCH_PATH:
         raise ProtocolError("result field path: too long")
     b64 = _optional_b64(raw.get("b64"), "b64")
     size = _count(raw.get("size", 0), "size")
@@ -211,11 +197,11 @@ def parse_result(payload: bytes, *, max_bytes: int) -> JobResult:
         raise ProtocolError(f"result is not JSON ({exc.__class__.__name__})") from None
     counts = _want(raw.get("counts"), dict, "counts")
     error = raw.get("sandbox_error")
-    failures = _bounded_list(raw, "failures", MAX_FAILURES)
-    runner = _one_of(raw, "runner", RUNNERS)
-    kind = _one_of(raw, "kind", KINDS, default="tests")
-    cases = _bounded_list(raw, "cases", MAX_CASES)
-    kernel = _one_of(raw, "kernel", KERNELS)
+    failures = _bounded_list(raw, "failures", constants.MAX_FAILURES)
+    runner = _one_of(raw, "runner", constants.RUNNERS)
+    kind = _one_of(raw, "kind", constants.KINDS, default="tests")
+    cases = _bounded_list(raw, "cases", constants.MAX_CASES)
+    kernel = _one_of(raw, "kernel", constants.KERNELS)
     return JobResult(
         runner=runner,
         exit_code=_want(raw.get("exit_code"), int, "exit_code"),

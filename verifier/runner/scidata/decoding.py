@@ -10,23 +10,8 @@ import sys
 import warnings
 from typing import Any
 
-from .base import (
-    _DTYPE,
-    _INDEX_CLASSES,
-    _STORAGES,
-    KINDS,
-    MAX_COLUMNS,
-    MAX_DIM,
-    MAX_HOLIDAYS,
-    MAX_ITEMSIZE,
-    MAX_NDIM,
-    MAX_SPAN_EXTRA,
-    MAX_SPAN_FACTOR,
-    STRING_DTYPES,
-    Decode,
-    NotData,
-    _module,
-)
+from . import base
+from .base import _DTYPE, _INDEX_CLASSES, _STORAGES, Decode, NotData, _module
 
 
 def _decode(tag: str, body: Any, depth: int, item: Decode) -> Any:
@@ -78,9 +63,9 @@ def _dtype(np: Any, text: Any) -> Any:
     if type(text) is not str or not _DTYPE.match(text):
         raise NotData("a dtype that does not cross")
     dtype = np.dtype(text)
-    if dtype.kind not in KINDS or dtype.fields is not None or dtype.subdtype is not None:
+    if dtype.kind not in base.KINDS or dtype.fields is not None or dtype.subdtype is not None:
         raise NotData("a dtype that does not cross")
-    if dtype.kind != "O" and not 0 < dtype.itemsize <= MAX_ITEMSIZE:
+    if dtype.kind != "O" and not 0 < dtype.itemsize <= base.MAX_ITEMSIZE:
         raise NotData("a dtype of no or too large a size")
     return dtype
 
@@ -97,8 +82,8 @@ def _bytes(text: Any) -> bytes:
 def _check_shape(shape: Any) -> None:
     if (
         type(shape) is not list
-        or len(shape) > MAX_NDIM
-        or any(type(d) is not int or not 0 <= d <= MAX_DIM for d in shape)
+        or len(shape) > base.MAX_NDIM
+        or any(type(d) is not int or not 0 <= d <= base.MAX_DIM for d in shape)
     ):
         raise NotData("a numpy array of a shape that does not cross")
 
@@ -157,7 +142,7 @@ def _with_layout(np: Any, dtype: Any, shape: list[int], values: Any, size: int, 
                 high += stride * (n - 1)
         high += itemsize
     span = high - low
-    if span > MAX_SPAN_FACTOR * size + MAX_SPAN_EXTRA:
+    if span > base.MAX_SPAN_FACTOR * size + base.MAX_SPAN_EXTRA:
         raise NotData("a numpy array layout spanning more memory than crosses")
     if owndata:
         if locked:
@@ -205,7 +190,7 @@ def _decode_values(pd: Any, body: Any, depth: int, item: Decode) -> Any:
     """`_values`' form: a numpy array, or an array of one of pandas' string dtypes."""
     if type(body) is list and len(body) == 3:
         text, storage, array = body[0], body[1], _decode_array(body[2], depth, item, layout=False)
-        if text not in STRING_DTYPES or storage not in _STORAGES or array.dtype.kind != "O" or array.ndim != 1:
+        if text not in base.STRING_DTYPES or storage not in _STORAGES or array.dtype.kind != "O" or array.ndim != 1:
             raise NotData("malformed pandas string values")
         if any(v is not None and type(v) is not str for v in array):
             raise NotData("pandas string values that are not all str or None")
@@ -242,7 +227,7 @@ def _decode_freq(pd: Any, freq: Any) -> Any:
             or type(weekmask) is not str
             or len(weekmask) > 64
             or type(holidays) is not list
-            or len(holidays) > MAX_HOLIDAYS
+            or len(holidays) > base.MAX_HOLIDAYS
             or any(type(h) is not str or len(h) > 40 for h in holidays)
             or type(delta) is not list
             or len(delta) != 3
@@ -267,7 +252,7 @@ def _decode_index(pd: Any, tag: str, body: Any, depth: int, item: Decode) -> Any
         if any(type(v) is not int for v in (start, stop, step)) or step == 0:
             raise NotData("malformed RangeIndex")
         made = pd.RangeIndex(start, stop, step, name=_label(item(name, depth + 1)))
-        if len(made) > MAX_DIM:
+        if len(made) > base.MAX_DIM:
             raise NotData("a RangeIndex longer than crosses")
         return made
     cls, name, values, freq = body
@@ -292,7 +277,7 @@ def _decode_index(pd: Any, tag: str, body: Any, depth: int, item: Decode) -> Any
 def _decode_frame(pd: Any, body: list[Any], depth: int, item: Decode) -> Any:
     columns = _decode_index(pd, *_tagged(body[0]), depth, item)
     index = _decode_index(pd, *_tagged(body[1]), depth, item)
-    if len(body[2]) != len(columns) or len(columns) > MAX_COLUMNS:
+    if len(body[2]) != len(columns) or len(columns) > base.MAX_COLUMNS:
         raise NotData("malformed DataFrame")
     arrays = [_decode_values(pd, v, depth, item) for v in body[2]]
     if any(a.ndim != 1 or len(a) != len(index) for a in arrays):
