@@ -183,9 +183,9 @@ def _abc_table() -> dict[str, type]:
     return {name: getattr(mods[name.rpartition(".")[0]], name.rpartition(".")[2]) for name in wire.ABCS}
 
 
-def _protocols(cls: type) -> list[str]:
+def _protocols(cls: type, base: type = object) -> list[str]:
     """The type `cls` as `wire.MAX_DESCRIPTION` says: every special name it defines other than
-    object's (what each is), the standard library's ABCs it is a subclass of, weak references,
+    `base`'s (what each is), the standard library's ABCs it is a subclass of, weak references,
     and whether it overrides ``__class__``. The handle on the trusted side is made from this."""
     mro = getattr(cls, "__mro__", (cls,))
     names: dict[str, None] = {}
@@ -198,7 +198,7 @@ def _protocols(cls: type) -> list[str]:
     found = []
     for name in names:
         value = _lookup(cls, name)
-        if value is _MISSING or value is vars(object).get(name, _MISSING):
+        if value is _MISSING or value is _lookup(base, name):
             continue
         if value is None:
             found.append(f"n:{name}")
@@ -243,6 +243,8 @@ class Objects:
         self.methods: dict[type, list[str]] = {}
         self.protocols: dict[type, list[str]] = {}
         self.idents: dict[int, int] = {}
+        #: The objects `refer` is encoding the value of (valued.py), to refuse a cycle through one.
+        self.encoding: set[int] = set()
 
     def protocols_of(self, cls: type) -> list[str]:
         if cls not in self.protocols:
@@ -267,7 +269,8 @@ class Objects:
         return self.methods[cls]
 
     def refer(self, obj: Any) -> list[Any]:
-        if _has_buffer(obj):
+        base = _value_base(obj)
+        if _has_buffer(obj) and base is not bytes:
             raise wire.BadWireValue(
                 f"an object of type {_text(type(obj).__name__)[:100]} with a buffer (bytes-like): a handle could not "
                 "answer memoryview(), bytes' operators or hashlib as it does; return bytes, or a bytearray the "
@@ -289,9 +292,19 @@ class Objects:
                 payload["abcs"] = [p for p in self.protocols_of(obj) if p.startswith("abc:")]
             return ["H", [ident, _text(obj.__name__)[:100], kind, [], payload]]
         cls = type(obj)
+        if base is not None:  # also a builtin value: it crosses as both (valued.py)
+            if id(obj) in self.encoding:  # a tuple that holds itself (through a list): as for a plain one
+                raise wire.BadWireValue("a value nested deeper than 200 levels (or a cycle)")
+            self.encoding.add(id(obj))
+            try:
+                value = {"base": base.__name__, "value": wire.encode(_base_value(obj, base), refer=self.refer)}
+            finally:
+                self.encoding.discard(id(obj))
+            value["protocols"] = _protocols(cls, base)
+            return ["H", [ident, _text(cls.__name__)[:100], "valued", self.methods_of(cls), value]]
         return ["H", [ident, _text(cls.__name__)[:100], "object", self.methods_of(cls), self.protocols_of(cls)]]
 
-    def resolve(self, tag: str, body: Any) -> Any:
+    def resolve(self, tag: str, body: Any, depth: int = 0) -> Any:
         if tag == "H":
             return self.table[int(body)]
         module, name = body
@@ -312,6 +325,38 @@ _FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 #: `sys.getrefcount` of an answer that only the answering loop's own name holds (the name and
 #: getrefcount's argument): nothing in the candidate's process can change or alias it later.
 _UNHELD = 2
+
+
+#: The immutable builtins whose subclasses' instances cross as values and objects at once
+#: (valued.py on the trusted side).
+_VALUE_BASES = (str, int, float, complex, bytes, tuple, frozenset)
+
+
+def _value_base(obj: Any) -> type | None:
+    """The builtin of `_VALUE_BASES` that `obj`'s type subclasses (not the builtin itself, which is
+    plain data), or None. numpy's and pandas' scalars stay theirs (scidata)."""
+    cls = type(obj)
+    if cls in _VALUE_BASES or str(getattr(cls, "__module__", "")).partition(".")[0] in ("numpy", "pandas"):
+        return None
+    return next((b for b in getattr(cls, "__mro__", ()) if b in _VALUE_BASES), None)
+
+
+def _base_value(obj: Any, base: type) -> Any:
+    """The builtin value `obj` holds, read through the builtin's own slots (never a method of its
+    subclass): exactly of type `base`."""
+    if base is str:
+        return str.__str__(obj)
+    if base is int:
+        return int.__int__(obj)
+    if base is float:
+        return float.__float__(obj)
+    if base is complex:
+        return complex(complex.real.__get__(obj), complex.imag.__get__(obj))  # type: ignore[attr-defined]
+    if base is bytes:
+        return bytes(memoryview(obj))
+    if base is tuple:
+        return tuple.__getitem__(obj, slice(None))
+    return frozenset.copy(obj)
 
 
 def _has_buffer(obj: Any) -> bool:

@@ -315,6 +315,9 @@ _OWN = frozenset({
     "__annotations__", "__match_args__", "__dataclass_params__", "__verifier__",
 })  # fmt: skip
 _ABC_MODULES = ("collections.abc", "numbers", "os", "io", "contextlib")
+#: The class attribute in which a class of `valued` keeps, for each object it made, the handle
+#: to the candidate object behind it.
+INNER = "_verifier_inner"
 
 
 def _abc(name: str) -> type | None:
@@ -453,8 +456,8 @@ class RemoteClassMeta(type):
         return answer
 
     def __instancecheck__(cls, obj: Any) -> bool:
-        if not isinstance(obj, Handle):
-            return False  # plain data is never an instance of a candidate class
+        if handle_of(obj) is None or issubclass(type(obj), RemoteClassMeta):
+            return False  # plain data (or a class) is never an instance of a candidate class
         h = cls._verifier_handle
         answer: bool = _checked(parts(h)[0].request("isinstance", h, (obj,), {}), bool, "isinstance")
         return answer
@@ -483,7 +486,13 @@ def handle_of(obj: Any) -> Handle | None:
     type: a handle's ``__class__`` may be the candidate's to answer)."""
     if issubclass(type(obj), RemoteClassMeta):
         obj = obj._verifier_handle  # noqa: SLF001
-    return obj if issubclass(type(obj), Handle) else None
+    if issubclass(type(obj), Handle):
+        handle: Handle = obj
+        return handle
+    table = vars(type(obj)).get(INNER)  # an object that is also a value (valued.py)
+    entry = table.get(id(obj)) if type(table) is dict else None
+    inner: Handle | None = entry[1] if entry is not None and entry[0] is obj else None
+    return inner
 
 
 def remote_class(handle: Handle, name: str, abcs: list[str] | None = None) -> type:

@@ -43,6 +43,7 @@ from .in_place import has_mutable as _has_mutable
 from .in_place import sync_in_place as _sync_in_place
 from .protocol import OVERLOAD_FACTOR
 from .rebuilt import CandidateClasses, CandidateRaised, builtin_base
+from .valued import make_valued
 
 #: pytest leaves this module's frames out of a failure's text (it reads `__tracebackhide__` from
 #: a frame's globals too): they are the verifier's, not the test's or the candidate's doing.
@@ -121,6 +122,7 @@ class CandidateSession:
         self.rebuilt = CandidateClasses()
         #: Handle classes by (type name, protocols) (handles.handle_type).
         self.handle_types: dict[tuple[str, frozenset[str]], type[Handle]] = {}
+        self.valued_types: dict[tuple[str, str, frozenset[str]], type] = {}
         #: What each reference of the current candidate process stands for here: (generation, it).
         self.known: dict[int, tuple[int, Any]] = {}
         #: Text the candidate gave this test (str answers, reprs, its class names): a falsifying
@@ -336,7 +338,7 @@ class CandidateSession:
             return target
         raise wire.BadWireValue(f"an object of type {type(obj).__name__}, not plain data or a candidate object")
 
-    def _resolve(self, tag: str, body: Any) -> Any:
+    def _resolve(self, tag: str, body: Any, depth: int = 0) -> Any:
         if tag != "H" or type(body) is not list or len(body) != 5:
             raise wire.BadWireValue("malformed reference")
         ident, type_name, kind, methods, extra = body
@@ -345,7 +347,7 @@ class CandidateSession:
         known = self.known.get(ident)
         if known is not None and known[0] == self.generation:
             return known[1]  # one object, one handle: identity holds on this side too
-        made = self._make(ident, type_name, kind, methods, extra)
+        made = self._make(ident, type_name, kind, methods, extra, depth)
         self.known[ident] = (self.generation, made)
         return made
 
@@ -354,7 +356,7 @@ class CandidateSession:
         if text and len(self.spoken) < MAX_SPOKEN:
             self.spoken.append(text[:MAX_MESSAGE])
 
-    def _make(self, ident: int, type_name: str, kind: Any, methods: list[Any], extra: Any) -> Any:
+    def _make(self, ident: int, type_name: str, kind: Any, methods: list[Any], extra: Any, depth: int) -> Any:
         self.heard(type_name[:100])
         self.handles += 1
         if self.handles > MAX_HANDLES:
@@ -363,6 +365,15 @@ class CandidateSession:
             return self.rebuilt.class_of(extra)  # its exception classes are real classes here
         if kind == "exception_value" and isinstance(extra, dict):
             return self.rebuilt.value(extra, self._resolve)  # and its exceptions real exceptions
+        if kind == "valued":  # an object that is also a builtin value (valued.py)
+            if not isinstance(extra, dict) or not isinstance(extra.get("protocols"), list):
+                raise wire.BadWireValue("malformed reference")
+            protocols = [str(p)[:200] for p in extra["protocols"][: wire.MAX_DESCRIPTION + 1]]
+            inner = make_handle(
+                self, ["H", ident], self.generation, type_name[:100], [str(m)[:200] for m in methods[:200]], []
+            )
+            value = wire.decode(extra.get("value"), depth + 1, self._resolve)  # one depth bound for all
+            return make_valued(self, inner, extra.get("base"), value, type_name[:100], protocols)
         protocols = [str(p)[:200] for p in extra[: wire.MAX_DESCRIPTION + 1]] if isinstance(extra, list) else []
         handle = make_handle(
             self, ["H", ident], self.generation, type_name[:100], [str(m)[:200] for m in methods[:200]], protocols

@@ -25,7 +25,6 @@ from __future__ import annotations
 import builtins
 import sys
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 from . import wire
@@ -146,7 +145,7 @@ class CandidateClasses:
         self.classes[key] = cls
         return cls
 
-    def rebuild(self, payload: dict[str, Any], resolve: Callable[[str, Any], Any]) -> BaseException:
+    def rebuild(self, payload: dict[str, Any], resolve: wire.Resolve) -> BaseException:
         """The exception the test sees for the candidate's raised one, or the abort for one that
         would steer the test's control flow."""
         base = builtin_base(payload)
@@ -159,11 +158,11 @@ class CandidateClasses:
             )
         return self._instance(payload, resolve, 0)
 
-    def value(self, payload: dict[str, Any], resolve: Callable[[str, Any], Any]) -> BaseException:
+    def value(self, payload: dict[str, Any], resolve: wire.Resolve) -> BaseException:
         """An exception the candidate returned (not raised): rebuilt the same way, as a value."""
         return self._instance(payload, resolve, 0)
 
-    def _instance(self, payload: dict[str, Any], resolve: Callable[[str, Any], Any], depth: int) -> BaseException:
+    def _instance(self, payload: dict[str, Any], resolve: wire.Resolve, depth: int) -> BaseException:
         cls = self.class_of(payload)
         message = str(payload.get("message", ""))[:MAX_MESSAGE]
         raised = str(payload.get("raised", "Exception"))[:200]
@@ -228,7 +227,7 @@ class CandidateClasses:
         exc.__suppress_context__ = payload.get("suppress_context") is True
         return exc
 
-    def warn(self, payload: dict[str, Any], resolve: Callable[[str, Any], Any]) -> None:
+    def warn(self, payload: dict[str, Any], resolve: wire.Resolve) -> None:
         """Issue a warning the candidate emitted again, here, under the tests' filters."""
         category = self.class_of(payload)
         if not issubclass(category, Warning):

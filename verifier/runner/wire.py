@@ -104,8 +104,8 @@ MAX_WARNINGS = 100
 #: or raises BadWireValue; None: such an object is refused.
 Refer = Callable[[Any], Any]
 #: Builds the object a reference stands for (a handle on the trusted side, the object itself on
-#: the candidate's), or raises BadWireValue.
-Resolve = Callable[[str, Any], Any]
+#: the candidate's) from its tag, its body and the depth it was met at, or raises BadWireValue.
+Resolve = Callable[[str, Any, int], Any]
 
 
 def encode(value: Any, depth: int = 0, refer: Refer | None = None) -> Any:
@@ -224,7 +224,7 @@ def decode(value: Any, depth: int = 0, resolve: Resolve | None = None) -> Any:
         except Exception as exc:  # noqa: BLE001 - untrusted input: whatever it makes the libraries raise
             raise BadWireValue(f"malformed wire value ({exc})"[:200]) from None
     if tag in ("H", "N") and resolve is not None:
-        return resolve(tag, body)
+        return resolve(tag, body, depth)
     raise BadWireValue("unknown wire tag")
 
 
