@@ -373,6 +373,26 @@ def _has_buffer(obj: Any) -> bool:
     return True
 
 
+def _value_kind(value: Any, objects: Objects) -> list[Any]:
+    """How the tests get a module attribute that is neither a module, a class nor a function."""
+    try:
+        return ["value", wire.encode(value)]
+    except wire.BadWireValue:
+        pass
+    base = _value_base(value)
+    if base is not None:  # a constant that is also a builtin value (valued.py), holding plain data
+        try:
+            held = wire.encode(_base_value(value, base))
+            cls = type(value)
+            described = [objects.methods_of(cls), _protocols(cls, base), _text(cls.__name__)[:100]]
+            return ["valued", base.__name__, held, *described]
+        except wire.BadWireValue:
+            pass  # a tuple holding objects: a handle, as any other object
+    if _has_buffer(value):  # neither a value nor a handle answers as it would
+        return ["not_plain", f"a {_text(type(value).__name__)[:100]} with a buffer (bytes-like)"]
+    return ["object", objects.methods_of(type(value)), objects.protocols_of(type(value))]
+
+
 def _names(mod: Any, objects: Objects) -> dict[str, Any]:
     names: dict[str, Any] = {}
     for name in dir(mod):
@@ -388,13 +408,7 @@ def _names(mod: Any, objects: Objects) -> dict[str, Any]:
         elif isinstance(value, _FUNCTIONS):
             names[name] = ["callable"]
         else:
-            try:
-                names[name] = ["value", wire.encode(value)]
-            except wire.BadWireValue:
-                if _has_buffer(value):  # neither a value nor a handle answers as it would
-                    names[name] = ["not_plain", f"a {_text(type(value).__name__)[:100]} with a buffer (bytes-like)"]
-                else:
-                    names[name] = ["object", objects.methods_of(type(value)), objects.protocols_of(type(value))]
+            names[name] = _value_kind(value, objects)
     return names
 
 

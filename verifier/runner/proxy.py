@@ -123,6 +123,8 @@ class CandidateSession:
         #: Handle classes by (type name, protocols) (handles.handle_type).
         self.handle_types: dict[tuple[str, frozenset[str]], type[Handle]] = {}
         self.valued_types: dict[tuple[str, str, frozenset[str]], type] = {}
+        #: Module constants that are also builtin values, as the tests got them (valued.py).
+        self.named_values: dict[tuple[str, str], Any] = {}
         #: What each reference of the current candidate process stands for here: (generation, it).
         self.known: dict[int, tuple[int, Any]] = {}
         #: Text the candidate gave this test (str answers, reprs, its class names): a falsifying
@@ -396,6 +398,18 @@ class CandidateSession:
                     Handle(self, target, None, name, []), name, [str(a) for a in abcs[:100]]
                 )
             return self.classes[key]
+        if kind[0] == "valued":  # a constant that is also a builtin value: one per run (valued.py)
+            key = (module, name)
+            if key not in self.named_values:
+                if len(kind) != 6 or not isinstance(kind[3], list) or not isinstance(kind[4], list):
+                    raise wire.BadWireValue("malformed reference")
+                type_name = str(kind[5])[:100]
+                self.heard(type_name)
+                inner = Handle(self, target, None, type_name, [str(m)[:200] for m in kind[3][:200]])
+                protocols = [str(p)[:200] for p in kind[4][: wire.MAX_DESCRIPTION + 1]]
+                value = wire.decode(kind[2])
+                self.named_values[key] = make_valued(self, inner, kind[1], value, type_name, protocols)
+            return self.named_values[key]
         methods = kind[1] if len(kind) > 1 and isinstance(kind[1], list) else []
         protocols = kind[2] if len(kind) > 2 and isinstance(kind[2], list) else []
         return make_handle(
@@ -537,9 +551,9 @@ class CandidateModule(types.ModuleType):
                 f"the candidate's {attr[:100]!r} cannot cross: neither a copy nor a handle answers as it does",
                 str(kind[1:2])[:200],
             )
-        if kind[0] == "value":
+        if kind[0] in ("value", "valued"):
             try:
-                return wire.decode(kind[1])
+                return wire.decode(kind[1]) if kind[0] == "value" else session.named(self.__name__, attr, kind)
             except (wire.BadWireValue, ValueError, TypeError, RecursionError):
                 raise NotPlainData(f"the candidate's {attr!r} is malformed data") from None
         return session.named(self.__name__, attr, kind)

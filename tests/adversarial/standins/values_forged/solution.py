@@ -51,3 +51,6 @@ def point():
 
 def num():
     return Num(1)
+
+
+CONSTANT = Name("ab")

@@ -96,3 +96,8 @@ def is_point(p):
 def relabel(n, lang):
     n.lang = lang
     return n.lang
+
+
+ORIGIN = Point(0, 0)
+DEFAULT = Color.RED
+GREETING = Name("hi")

@@ -31,3 +31,9 @@ def test_contains():
 
 def test_int():
     assert int(num()) == 1
+
+
+def test_module_constant():
+    from solution import CONSTANT
+
+    assert CONSTANT.upper() == "AB" or str(CONSTANT) == "ab"

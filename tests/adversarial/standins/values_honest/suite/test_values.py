@@ -69,3 +69,12 @@ def test_bytes_tuple_frozenset():
     assert t == (1, 2) and t.swapped() == (2, 1) and json.dumps(t) == "[1, 2]"
     s = tags("a", "b")
     assert s == {"a", "b"} and s | {"c"} == {"a", "b", "c"} and "a" in s and len(s) == 2
+
+
+def test_module_constants():
+    from solution import DEFAULT, GREETING, ORIGIN
+
+    assert ORIGIN == (0, 0) and ORIGIN.x == 0 and json.dumps(ORIGIN) == "[0, 0]" and isinstance(ORIGIN, Point)
+    assert DEFAULT == 1 and DEFAULT == Color.RED and json.dumps(DEFAULT) == "1" and DEFAULT.name == "RED"
+    assert "x" + GREETING == "xhi" and GREETING.lang == "en" and GREETING.shout() == "HI!"
+    assert Color(1) == 1 and Color.GREEN + 0 == 2 and color(1) is Color.RED  # one object, one stand-in
