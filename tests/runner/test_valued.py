@@ -153,3 +153,19 @@ def test_a_value_holding_itself_is_refused_where_it_is_made() -> None:
     objects = candidate.Objects({})
     with pytest.raises(wire.BadWireValue, match="cycle"):
         objects.refer(cell)
+
+
+def test_a_candidate_class_iterates_only_when_its_metaclass_does() -> None:
+    from verifier.runner.handles import remote_class
+
+    session = _session()
+    plain = remote_class(Handle(session, ["N", ["solution", "P"]], None, "P", []), "P", [])
+    with pytest.raises(TypeError):
+        iter(plain)  # type: ignore[call-overload]  # Python's own answer: a plain class is not iterable
+    objects = candidate.Objects({})
+    described = candidate._class_protocols(Color, objects)
+    assert {"meta:m:__iter__", "meta:m:__len__", "meta:m:__getitem__", "meta:m:__contains__"} <= set(described)
+    assert not [d for d in candidate._class_protocols(Point, objects) if d.startswith("meta:")]
+    enum_cls = remote_class(Handle(session, ["N", ["solution", "Color"]], None, "Color", []), "Color", described)
+    for name in ("__iter__", "__len__", "__getitem__", "__contains__", "__reversed__"):
+        assert name in vars(type(enum_cls)), name

@@ -288,8 +288,8 @@ class Objects:
         if isinstance(obj, type):
             kind = "exception" if issubclass(obj, BaseException) else "class"
             payload = _class_payload(obj)
-            if kind == "class":  # issubclass(C, Mapping) on the trusted side
-                payload["abcs"] = [p for p in self.protocols_of(obj) if p.startswith("abc:")]
+            if kind == "class":  # issubclass(C, Mapping) on the trusted side; `for c in Color`
+                payload["abcs"] = _class_protocols(obj, self)
             return ["H", [ident, _text(obj.__name__)[:100], kind, [], payload]]
         cls = type(obj)
         if base is not None:  # also a builtin value: it crosses as both (valued.py)
@@ -373,6 +373,17 @@ def _has_buffer(obj: Any) -> bool:
     return True
 
 
+def _class_protocols(cls: type, objects: Objects) -> list[str]:
+    """The standard ABCs class `cls` is a subclass of (``abc:NAME``), and the protocols of
+    `wire.CLASS_PROTOCOLS` its metaclass has beyond `type`'s (``meta:m:NAME``, as `_protocols` says)."""
+    found = [p for p in objects.protocols_of(cls) if p.startswith("abc:")]
+    try:
+        meta = _protocols(type(cls), type)
+    except Exception:  # noqa: BLE001 - a metaclass whose attribute lookups raise
+        meta = []
+    return found + [f"meta:{p}" for p in meta if p.partition(":")[2] in wire.CLASS_PROTOCOLS]
+
+
 def _value_kind(value: Any, objects: Objects) -> list[Any]:
     """How the tests get a module attribute that is neither a module, a class nor a function."""
     try:
@@ -404,7 +415,7 @@ def _names(mod: Any, objects: Objects) -> dict[str, Any]:
         elif isinstance(value, type) and issubclass(value, BaseException):
             names[name] = ["exception", _class_payload(value)]
         elif isinstance(value, type):
-            names[name] = ["class", [p for p in objects.protocols_of(value) if p.startswith("abc:")]]
+            names[name] = ["class", _class_protocols(value, objects)]
         elif isinstance(value, _FUNCTIONS):
             names[name] = ["callable"]
         else:

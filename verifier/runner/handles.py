@@ -499,7 +499,15 @@ def remote_class(handle: Handle, name: str, abcs: list[str] | None = None) -> ty
     """A trusted-side class standing for a candidate class, registered with the standard
     library's ABCs it is a subclass of (``"abc:NAME"`` entries, `wire.ABCS`)."""
     safe = name if name.isidentifier() else "CandidateClass"
-    cls = RemoteClassMeta(safe, (), {"__module__": "candidate", "__slots__": ()})
+    meta: dict[str, Any] = {}  # what its metaclass does (``meta:`` entries): an enum class' iteration
+    for entry in abcs or []:
+        prefix, _, rest = str(entry).partition(":")
+        kind, _, special = rest.partition(":")
+        if prefix == "meta" and special in wire.CLASS_PROTOCOLS and kind in ("m", "n"):
+            method = _PROTOCOL_METHODS.get(special) or _forward(special, _TYPED.get(special))
+            meta[special] = None if kind == "n" else method
+    kind_of: type[RemoteClassMeta] = RemoteClassMeta if not meta else type(safe, (RemoteClassMeta,), meta)
+    cls: type = kind_of(safe, (), {"__module__": "candidate", "__slots__": ()})
     type.__setattr__(cls, "_verifier_handle", handle)
     _register(cls, abcs or [])
     return cls

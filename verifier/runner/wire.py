@@ -75,6 +75,9 @@ BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "a
 #: ``"abc:NAME"`` for each of `ABCS` the type is a subclass of; ``"weakref"`` when its objects
 #: take weak references; ``"class"`` when it overrides ``__class__`` or ``__getattribute__``.
 MAX_DESCRIPTION = 500
+#: What a candidate class does through its metaclass that its stand-in forwards (an enum class:
+#: ``for c in Color``, ``len(Color)``, ``Color["RED"]``, ``"RED" in Color``, ``reversed(Color)``).
+CLASS_PROTOCOLS = frozenset({"__iter__", "__len__", "__contains__", "__getitem__", "__reversed__", "__bool__"})
 #: The standard library's abstract classes a handle's class is registered with, when the
 #: candidate object's type is a subclass of them (``isinstance(h, Mapping)``, ``numbers.Real``).
 ABCS = (

@@ -78,3 +78,8 @@ def test_module_constants():
     assert DEFAULT == 1 and DEFAULT == Color.RED and json.dumps(DEFAULT) == "1" and DEFAULT.name == "RED"
     assert "x" + GREETING == "xhi" and GREETING.lang == "en" and GREETING.shout() == "HI!"
     assert Color(1) == 1 and Color.GREEN + 0 == 2 and color(1) is Color.RED  # one object, one stand-in
+
+
+def test_an_enum_class_through_its_metaclass():
+    assert list(Color) == [1, 2] and [c.name for c in Color] == ["RED", "GREEN"] and len(Color) == 2
+    assert Color["GREEN"] == 2 and Color.RED in Color and list(reversed(Color)) == [2, 1] and bool(Color)
