@@ -12,7 +12,10 @@ from .handles import handle_of, parts
 
 
 def has_mutable(value: Any) -> bool:
-    # By the real type: a handle's `__class__` may be the candidate's to answer.
+    # By the real type: a handle's `__class__` may be the candidate's to answer. A candidate
+    # object (a handle, or one that is also a value: valued.py) crosses by reference.
+    if handle_of(value) is not None:
+        return False
     if issubclass(type(value), (list, dict, set)) or (handle_of(value) is None and scidata.mutable(value)):
         return True
     if issubclass(type(value), tuple):
