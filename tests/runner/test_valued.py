@@ -110,7 +110,7 @@ def test_the_builtins_own_methods_wherever_the_class_does_not_override_them(obj:
 
 def test_what_c_code_reads_is_the_value() -> None:
     p, _ = _made(Point(1, 2))
-    assert p == (1, 2) and p + (3,) == (1, 2, 3) and "%s-%s" % p == "1-2" and hash(p) == hash((1, 2))
+    assert p == (1, 2) and p + (3,) == (1, 2, 3) and "%s-%s" % p == "1-2" and hash(p) == hash((1, 2))  # noqa: RUF005, UP031 - the C paths
     c, _ = _made(Color.RED)
     assert c == 1 and c + 1 == 2 and [0, 5][c] == 5
     s, _ = _made(Mode.READ)
