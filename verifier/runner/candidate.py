@@ -24,6 +24,7 @@ import sys
 import traceback
 import types
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 from . import scidata, wire
@@ -328,35 +329,26 @@ _UNHELD = 2
 
 
 #: The immutable builtins whose subclasses' instances cross as values and objects at once
-#: (valued.py on the trusted side).
-_VALUE_BASES = (str, int, float, complex, bytes, tuple, frozenset)
+#: (valued.py on the trusted side), and how the value is read: through the builtin's own slots,
+#: never a method of the subclass, exactly of the builtin's type.
+_READ_VALUE: dict[type, Callable[[Any], Any]] = {
+    str: str.__str__, int: int.__int__, float: float.__float__, frozenset: frozenset.copy,
+    complex: lambda o: complex(complex.real.__get__(o), complex.imag.__get__(o)),  # type: ignore[attr-defined]
+    bytes: lambda o: bytes(memoryview(o)), tuple: lambda o: tuple.__getitem__(o, slice(None)),
+}  # fmt: skip
 
 
 def _value_base(obj: Any) -> type | None:
-    """The builtin of `_VALUE_BASES` that `obj`'s type subclasses (not the builtin itself, which is
+    """The builtin of `_READ_VALUE` that `obj`'s type subclasses (not the builtin itself, which is
     plain data), or None. numpy's and pandas' scalars stay theirs (scidata)."""
     cls = type(obj)
-    if cls in _VALUE_BASES or str(getattr(cls, "__module__", "")).partition(".")[0] in ("numpy", "pandas"):
+    if cls in _READ_VALUE or str(getattr(cls, "__module__", "")).partition(".")[0] in ("numpy", "pandas"):
         return None
-    return next((b for b in getattr(cls, "__mro__", ()) if b in _VALUE_BASES), None)
+    return next((b for b in getattr(cls, "__mro__", ()) if b in _READ_VALUE), None)
 
 
 def _base_value(obj: Any, base: type) -> Any:
-    """The builtin value `obj` holds, read through the builtin's own slots (never a method of its
-    subclass): exactly of type `base`."""
-    if base is str:
-        return str.__str__(obj)
-    if base is int:
-        return int.__int__(obj)
-    if base is float:
-        return float.__float__(obj)
-    if base is complex:
-        return complex(complex.real.__get__(obj), complex.imag.__get__(obj))  # type: ignore[attr-defined]
-    if base is bytes:
-        return bytes(memoryview(obj))
-    if base is tuple:
-        return tuple.__getitem__(obj, slice(None))
-    return frozenset.copy(obj)
+    return _READ_VALUE[base](obj)
 
 
 def _has_buffer(obj: Any) -> bool:

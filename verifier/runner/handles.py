@@ -334,29 +334,22 @@ def _special(name: str) -> bool:
     return 4 < len(name) <= 100 and name.startswith("__") and name.endswith("__") and name[2:-2].isidentifier()
 
 
-def handle_type(session: CandidateSession, type_name: str, protocols: list[str]) -> type[Handle]:
-    """The trusted-side class of handles to candidate objects of one type: named like it, with
-    exactly the special methods its type defines (`wire.MAX_DESCRIPTION`), registered with the
-    standard library's ABCs it is a subclass of (cached per run)."""
-    if len(protocols) > wire.MAX_DESCRIPTION:
-        raise NotPlainData(f"the candidate object's type has more than {wire.MAX_DESCRIPTION} special names")
-    safe = type_name if type_name.isidentifier() else "CandidateObject"
-    wanted = frozenset(protocols)
-    key = (safe, wanted)
-    cls = session.handle_types.get(key)
-    if cls is not None:
-        return cls
+def described(wanted: frozenset[str], own: frozenset[str]) -> dict[str, str]:
+    """The special names of a type's description (`wire.MAX_DESCRIPTION`) and what each is
+    ("m", "n" or "p"), less the class' `own`."""
     defined: dict[str, str] = {}
     for entry in wanted:
         kind, _, name = entry.partition(":")
-        if kind in ("m", "n", "p") and _special(name) and name not in _OWN:
+        if kind in ("m", "n", "p") and _special(name) and name not in own:
             defined[name] = kind
-    namespace: dict[str, Any] = {
-        "__slots__": ("__weakref__",) if "weakref" in wanted else (),
-        "__module__": "candidate",
-        "__doc__": None,
-        "__new__": _refuse_new,
-    }
+    return defined
+
+
+def special_methods(defined: dict[str, str], wanted: frozenset[str]) -> dict[str, Any]:
+    """What a stand-in's class has for each special name its type defines (`described`): forwarded
+    to where the object lives, a comparison refused, None where the type has None; and
+    ``__class__`` refused when the type answers it with code of its own (``"class"``)."""
+    namespace: dict[str, Any] = {}
     for name, kind in defined.items():
         if kind == "n":
             namespace[name] = None  # as the type has it: Python's own TypeError (unhashable, not iterable)
@@ -370,18 +363,41 @@ def handle_type(session: CandidateSession, type_name: str, protocols: list[str])
             namespace[name] = _deepcopy  # the memo is the test's: the copy is made where the object lives
         else:
             namespace[name] = _forward(name, _TYPED.get(name))
-    if defined.get("__eq__") in ("m", "p"):
-        namespace["__ne__"] = _refuse  # object's != asks the type's own ==
-        if "__hash__" not in defined:
-            namespace["__hash__"] = Handle.__hash__
-    if defined.get("__hash__") == "m":
-        namespace["__hash__"] = Handle.__hash__
     if "class" in wanted:
         namespace["__class__"] = property(_refuse_class)
     if "__dataclass_fields__" in defined:
         # is_dataclass() answers as for the real type; fields(), asdict(), replace() would read
         # the candidate's Field objects, compared by identity with dataclasses' own: refused.
         namespace["__dataclass_fields__"] = property(_refuse_dataclass)
+    return namespace
+
+
+def handle_type(session: CandidateSession, type_name: str, protocols: list[str]) -> type[Handle]:
+    """The trusted-side class of handles to candidate objects of one type: named like it, with
+    exactly the special methods its type defines (`wire.MAX_DESCRIPTION`), registered with the
+    standard library's ABCs it is a subclass of (cached per run)."""
+    if len(protocols) > wire.MAX_DESCRIPTION:
+        raise NotPlainData(f"the candidate object's type has more than {wire.MAX_DESCRIPTION} special names")
+    safe = type_name if type_name.isidentifier() else "CandidateObject"
+    wanted = frozenset(protocols)
+    key = (safe, wanted)
+    cls = session.handle_types.get(key)
+    if cls is not None:
+        return cls
+    defined = described(wanted, _OWN)
+    namespace: dict[str, Any] = {
+        "__slots__": ("__weakref__",) if "weakref" in wanted else (),
+        "__module__": "candidate",
+        "__doc__": None,
+        "__new__": _refuse_new,
+        **special_methods(defined, wanted),
+    }
+    if defined.get("__eq__") in ("m", "p"):
+        namespace["__ne__"] = _refuse  # object's != asks the type's own ==
+        if "__hash__" not in defined:
+            namespace["__hash__"] = Handle.__hash__
+    if defined.get("__hash__") == "m":
+        namespace["__hash__"] = Handle.__hash__
     cls = type(safe, (Handle,), namespace)
     _register(cls, wanted)
     session.handle_types[key] = cls

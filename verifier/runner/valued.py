@@ -29,24 +29,18 @@ from typing import Any, Protocol
 from . import wire
 from .faults import NotPlainData
 from .handles import (
-    _COMPARE,
     _DATA_DUNDERS,
     _OWN,
-    _PROTOCOL_METHODS,
-    _TYPED,
     INNER,
     Handle,
-    _Attribute,
     _copied,
     _CopyOf,
-    _deepcopy,
     _forward,
-    _refuse,
-    _refuse_class,
-    _refuse_dataclass,
     _refuse_new,
     _register,
     _special,
+    described,
+    special_methods,
 )
 
 #: The builtins whose subclasses' instances cross as values and objects at once (by name on the
@@ -128,28 +122,10 @@ def valued_type(session: ValuedSession, base: type, type_name: str, protocols: l
     # or tuple can have none (a description that says otherwise is not believed).
     weak = "weakref" in wanted and not base.__weakrefoffset__ and not base.__itemsize__
     namespace["__slots__"] = ("__weakref__",) if weak else ()
-    for entry in wanted:
-        kind, _, name = entry.partition(":")
-        if kind not in ("m", "n", "p") or not _special(name) or name in _VALUED_OWN:
-            continue
-        if kind == "n":
-            namespace[name] = None  # as the class has it: Python's own TypeError (unhashable)
-        elif name in _COMPARE:
-            namespace[name] = _refuse  # the candidate's own comparison: it could always say yes
-        elif kind == "p":
-            namespace[name] = _Attribute(name)
-        elif name in _PROTOCOL_METHODS:
-            namespace[name] = _PROTOCOL_METHODS[name]
-        elif name == "__deepcopy__":
-            namespace[name] = _deepcopy
-        else:
-            namespace[name] = _forward(name, _TYPED.get(name))
+    defined = described(wanted, _VALUED_OWN)
+    namespace.update(special_methods(defined, wanted))
     if "__eq__" in namespace and "__hash__" not in namespace:
         namespace["__hash__"] = base.__hash__  # what the real class finds; type() would set None
-    if "class" in wanted:
-        namespace["__class__"] = property(_refuse_class)
-    if "m:__dataclass_fields__" in wanted or "p:__dataclass_fields__" in wanted:
-        namespace["__dataclass_fields__"] = property(_refuse_dataclass)
     cls = type(safe, (base,), namespace)
     _register(cls, wanted)
     session.valued_types[key] = cls
