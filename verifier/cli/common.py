@@ -159,13 +159,14 @@ def ensure_image(say: Callable[[str], None] | None = None, *, client: Client | N
     from verifier.sandbox import image
 
     with _engine(client) as engine:
-        tag = image.image_tag()
+        digest = image.recipe_digest()
+        tag = image.tag_of(digest)
         if image.find_image(engine, tag=tag) is not None:
             return tag
         if say is not None:
-            return image.build(engine, progress=say)[0]
+            return image.build(engine, progress=say, digest=digest)[0]
         with stderr().status("building the sandbox image (first run only)") as status:
-            return image.build(engine, progress=lambda msg: status.update(escape(msg)))[0]
+            return image.build(engine, progress=lambda msg: status.update(escape(msg)), digest=digest)[0]
 
 
 def require_runtime(limits: Limits, *, client: Client | None = None) -> None:

@@ -125,7 +125,12 @@ def recipe_digest(base: Base = "auto") -> str:
 
 
 def image_tag(base: Base = "auto") -> str:
-    return f"{IMAGE_REPO}:{recipe_digest(base)[:16]}"
+    return tag_of(recipe_digest(base))
+
+
+def tag_of(digest: str) -> str:
+    """The sandbox image's tag for a recipe digest."""
+    return f"{IMAGE_REPO}:{digest[:16]}"
 
 
 @dataclass(frozen=True)
@@ -156,11 +161,14 @@ def build(
     base: Base = "auto",
     force: bool = False,
     progress: Progress | None = None,
+    digest: str | None = None,
 ) -> tuple[str, bool]:
-    """Build the image unless one with this recipe digest exists. Returns (tag, built)."""
+    """Build the image unless one with this recipe digest exists. Returns (tag, built).
+    `digest`: `recipe_digest(base)` when the caller has it (the recipe is hashed once a command)."""
     say = progress or (lambda _msg: None)
     kind = resolve_base(base)
-    tag = image_tag(kind)
+    digest = digest or recipe_digest(kind)
+    tag = tag_of(digest)
     if not force and find_image(client, kind, tag=tag) is not None:
         return tag, False  # up to date: an image with this recipe digest exists
     with build_lock():
@@ -169,7 +177,7 @@ def build(
         # and evidence names the image id.
         if not force and find_image(client, kind, tag=tag) is not None:
             return tag, False
-        return _build(client, kind, tag, say)
+        return _build(client, kind, tag, say, digest=digest)
 
 
 @contextlib.contextmanager
@@ -193,6 +201,7 @@ def _build(
     *,
     packages: tuple[str, ...] = (),
     repo: str = IMAGE_REPO,
+    digest: str | None = None,
 ) -> tuple[str, bool]:
     """Build the sandbox image's recipe as `tag`; `packages`: Debian packages its debootstrapped
     base adds (a language image, `language_image`), which lands in `repo`."""
@@ -209,7 +218,7 @@ def _build(
         _download_wheels(ctx / "wheels", say)
         say(f"building {tag} from {base_image}")
         spec = base_spec(kind, packages)
-        labels = {LABEL_RECIPE: _digest_of(spec), "org.verifier.base": spec}
+        labels = {LABEL_RECIPE: digest or _digest_of(spec), "org.verifier.base": spec}
         if packages:
             base_labels = (inspect_image(client.api, base_image) or {}).get("Config", {}).get("Labels") or {}
             labels[LABEL_TOOLCHAIN] = str(base_labels.get(LABEL_TOOLCHAIN, ""))

@@ -11,6 +11,11 @@ class Color(enum.IntEnum):
     GREEN = 2
 
 
+class Perm(enum.IntFlag):
+    R = 4
+    W = 2
+
+
 class Mode(enum.StrEnum):
     READ = "r"
     WRITE = "w"
@@ -55,6 +60,10 @@ def point(x, y):
 
 def color(n):
     return Color(n)
+
+
+def perm(n):
+    return Perm(n)
 
 
 def mode(text):

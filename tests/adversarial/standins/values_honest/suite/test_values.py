@@ -3,7 +3,7 @@ import hashlib
 import json
 import struct
 
-from solution import Color, Point, blob, color, count, is_point, meters, mode, name, pair, point, points, relabel, tags
+from solution import Color, Perm, Point, blob, color, count, is_point, meters, mode, name, pair, perm, point, points, relabel, tags
 
 
 def test_namedtuple_is_a_tuple():
@@ -83,3 +83,9 @@ def test_module_constants():
 def test_an_enum_class_through_its_metaclass():
     assert list(Color) == [1, 2] and [c.name for c in Color] == ["RED", "GREEN"] and len(Color) == 2
     assert Color["GREEN"] == 2 and Color.RED in Color and list(reversed(Color)) == [2, 1] and bool(Color)
+
+
+def test_an_int_flag_combines_where_it_lives():
+    both = perm(4) | perm(2)
+    assert both == 6 and both == Perm.R | Perm.W and Perm.W in both and both & 2 == 2 and json.dumps(both) == "6"
+    assert repr(both) == "<Perm.R|W: 6>" and isinstance(both, Perm)
