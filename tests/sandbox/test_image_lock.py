@@ -22,7 +22,7 @@ def test_a_build_that_waited_for_another_finds_its_image(monkeypatch: pytest.Mon
     def find(client: Any, base: Any = "auto", *, tag: str | None = None) -> str | None:
         return "sha256:first" if built else None
 
-    def fake_build(client: Any, kind: Any, tag: str, say: Any) -> tuple[str, bool]:
+    def fake_build(client: Any, kind: Any, tag: str, say: Any, **kwargs: Any) -> tuple[str, bool]:
         first_inside.set()
         release.wait(120)
         built.append(tag)
