@@ -7,8 +7,16 @@ In one run, on the same samples, same workers and per-sample limit:
   (c) cold: verifier with no pool (a fresh container per sample, started on demand)
   (d) fresh: verifier with a warm pool, policy fresh (a container per sample, pre-started)
   (e) reuse: verifier with a warm pool, policy reuse
+  (f) llm_sandbox, epicbox: the sandboxing peers, same programs and container limits as (b), run
+      by `bench/peers/peer_run.py` under the peers' own interpreter (`--peer-python`, a venv of
+      their own; how to make it: that script's docstring). llm-sandbox's pool reuses containers
+      without resetting them; epicbox starts a container per program.
 
     python bench/humaneval_speed.py [--workers 2] [--timeout 5] [--only reference,reuse]
+        [--peer-python /tmp/peers/bin/python] [--repeat N]
+
+With --repeat N the columns run N times, interleaved (a, b, ..., a, b, ...), and each column
+reports its median wall and every wall, so a machine's drift falls on all of them alike.
 
 Writes bench/results/humaneval-<timestamp>.json. Not part of the test suite.
 """
@@ -104,8 +112,7 @@ def run_docker(samples: list[dict[str, Any]], workers: int, timeout: float, imag
 
     def one(i: int) -> None:
         s = samples[i]
-        p = problems[s["task_id"]].line
-        program = p["prompt"] + s["completion"] + "\n" + p["test"] + "\n" + f"check({p['entry_point']})\n"
+        program = program_of(problems[s["task_id"]].line, s["completion"])
         t = time.monotonic()
         c = client.containers.create(
             image,
@@ -144,6 +151,26 @@ def run_docker(samples: list[dict[str, Any]], workers: int, timeout: float, imag
     return {**stats(latencies, time.monotonic() - t0, len(samples)), "passed": passed}
 
 
+def program_of(problem: dict[str, Any], completion: str) -> str:
+    """A sample as one program whose exit code is its verdict (how the plain columns judge)."""
+    return problem["prompt"] + completion + "\n" + problem["test"] + "\n" + f"check({problem['entry_point']})\n"
+
+
+def run_peer(samples: list[dict[str, Any]], workers: int, timeout: float, peer: str, python: str) -> dict[str, Any]:
+    import subprocess
+
+    problems = he.load_problems()
+    programs = [program_of(problems[s["task_id"]].line, s["completion"]) for s in samples]
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "programs.json", Path(tmp) / "result.json"
+        src.write_text(json.dumps(programs))
+        command = [python, str(HERE / "peers" / "peer_run.py"), "--peer", peer, "--image", image_tag()]
+        command += ["--workers", str(workers), "--timeout", str(timeout), str(src), str(dst)]
+        subprocess.run(command, check=True)
+        result: dict[str, Any] = json.loads(dst.read_text())
+    return result
+
+
 def run_verifier(samples: list[dict[str, Any]], workers: int, timeout: float, policy: RunPolicy) -> dict[str, Any]:
     problems = he.load_problems()
     items = [he.Sample(s["task_id"], s["completion"], s) for s in samples]
@@ -177,21 +204,35 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=5.0)
     parser.add_argument("--only", default="reference,docker_run,cold,fresh,reuse")
+    parser.add_argument("--peer-python", default="/tmp/peers/bin/python")
+    parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     build(connect())
     problems = he.load_problems()
     samples = sample_set(problems)
     columns: dict[str, Any] = {}
-    for name in args.only.split(","):
-        print(f"== {name}", file=sys.stderr, flush=True)
-        if name == "reference":
-            columns[name] = run_reference(samples, args.workers, args.timeout)
-        elif name == "docker_run":
-            columns[name] = run_docker(samples, args.workers, args.timeout, image_tag())
-        else:
-            columns[name] = run_verifier(samples, args.workers, args.timeout, name)
-        print({k: v for k, v in columns[name].items() if not isinstance(v, list)}, file=sys.stderr, flush=True)
+    walls: dict[str, list[float]] = {}
+    loads: list[float] = []
+    for _ in range(args.repeat):
+        for name in args.only.split(","):
+            print(f"== {name}", file=sys.stderr, flush=True)
+            loads.append(os.getloadavg()[0])
+            if name == "reference":
+                col = run_reference(samples, args.workers, args.timeout)
+            elif name == "docker_run":
+                col = run_docker(samples, args.workers, args.timeout, image_tag())
+            elif name in ("llm_sandbox", "epicbox"):
+                col = run_peer(samples, args.workers, args.timeout, name.replace("_", "-"), args.peer_python)
+            else:
+                col = run_verifier(samples, args.workers, args.timeout, name)
+            walls.setdefault(name, []).append(col["wall_s"])
+            if name not in columns or col["wall_s"] <= statistics.median(walls[name]):
+                columns[name] = col  # the run nearest the median is the one reported
+            print({k: v for k, v in col.items() if not isinstance(v, list)}, file=sys.stderr, flush=True)
+    for name, col in columns.items():
+        col["walls_s"] = walls[name]
+        col["median_wall_s"] = round(statistics.median(walls[name]), 2)
     ref = columns.get("reference")
     disagreements: dict[str, list[dict[str, Any]]] = {}
     for name, col in columns.items():
@@ -211,10 +252,14 @@ def main() -> int:
     report = {
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
         "samples": len(samples),
+        "load_1min_at_each_column": [round(x, 2) for x in loads],
         "workers": args.workers,
         "timeout_s": args.timeout,
         "reference_passed": sum(ref["passed"]) if ref else None,
-        "columns": {k: {kk: vv for kk, vv in v.items() if not isinstance(vv, list)} for k, v in columns.items()},
+        "columns": {
+            k: {kk: vv for kk, vv in v.items() if kk == "walls_s" or not isinstance(vv, list)}
+            for k, v in columns.items()
+        },
         "disagreements": disagreements,
         "mutant_rules": {s["task_id"]: s.get("rule") for s in samples if s["kind"] == "mutant"},
     }
