@@ -17,7 +17,11 @@ base and base+plus rejects (and the ones both let through, with
 their mutation), the canonical solutions that pass both, the correct solutions that plus
 rejects (false rejections, each with its failing input), the wall times, and the plus inputs.
 
-    python bench/plus_strength.py [--workers 2] [--plus-inputs 100]
+    python bench/plus_strength.py [--workers 2] [--plus-inputs 100] [--before DIR]
+
+With --before DIR (a checkout of an earlier commit, e.g. `git worktree add DIR REV`), a fourth
+run, plus-warm-before, is `--plus` with the same cache through that checkout's CLI: the cost of a
+change and its baseline in one run, on one machine load.
 
 Writes bench/results/plus-strength-<timestamp>.json. Not part of the test suite.
 """
@@ -54,13 +58,29 @@ def samples() -> list[dict[str, Any]]:
     return made
 
 
-def run(name: str, rows: list[dict[str, Any]], tmp: Path, extra: list[str], env: dict[str, str]) -> dict[str, Any]:
+#: The CLI of another checkout, run by this interpreter: its folder first, this checkout's
+#: editable install (a finder on sys.meta_path, which a path alone would not pass) left out.
+BEFORE_CLI = (
+    "import sys; sys.meta_path[:] = [m for m in sys.meta_path if 'editable' not in repr(m)]; "
+    "sys.path.insert(0, sys.argv.pop(1)); from verifier.cli import main; sys.argv[0] = 'verifier'; main()"
+)
+
+
+def run(
+    name: str,
+    rows: list[dict[str, Any]],
+    tmp: Path,
+    extra: list[str],
+    env: dict[str, str],
+    checkout: Path | None = None,
+) -> dict[str, Any]:
     """One whole CLI process on a samples file of its own (so nothing is served from a store);
-    `extra` holds --workers and the run's own options."""
+    `extra` holds --workers and the run's own options; `checkout`: another checkout's CLI."""
     path = tmp / f"{name}.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     summary = tmp / f"{name}.summary.json"
-    command = [VERIFIER, "bench", "humaneval", str(path), "--timeout", str(TIMEOUT)]
+    cli = [VERIFIER] if checkout is None else [sys.executable, "-c", BEFORE_CLI, str(checkout)]
+    command = [*cli, "bench", "humaneval", str(path), "--timeout", str(TIMEOUT)]
     command += ["--k", "1", "--json-out", str(summary), *extra]
     started = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, check=False, env={**os.environ, **env})
@@ -107,6 +127,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--plus-inputs", type=int, default=100)
+    parser.add_argument("--before", type=Path, default=None, help="a checkout of an earlier commit")
     args = parser.parse_args()
     rows = samples()
     with tempfile.TemporaryDirectory(prefix="plus-strength-") as folder:
@@ -118,6 +139,7 @@ def main() -> int:
         base = run("base", rows, tmp, workers, {})
         cold = run("plus-cold", rows, tmp, plus, cache)
         warm = run("plus-warm", rows, tmp, plus, cache)
+        before = run("plus-warm-before", rows, tmp, plus, cache, args.before) if args.before else None
     agree = all(b["passed"] == w["passed"] for b, w in zip(base["results"], warm["results"], strict=True))
     same_plus = all(c["plus_passed"] == w["plus_passed"] for c, w in zip(cold["results"], warm["results"], strict=True))
     out = {
@@ -131,7 +153,19 @@ def main() -> int:
         "strength": strength(rows, base["results"], warm["results"]),
         "base_verdicts_equal_in_plus_runs": agree,
         "plus_verdicts_equal_cold_and_warm": same_plus,
-        "wall_s": {"base": base["wall_s"], "plus-cold": cold["wall_s"], "plus-warm": warm["wall_s"]},
+        "wall_s": {
+            "base": base["wall_s"],
+            "plus-cold": cold["wall_s"],
+            "plus-warm": warm["wall_s"],
+            **({"plus-warm-before": before["wall_s"]} if before else {}),
+        },
+        "before": str(args.before) if args.before else None,
+        "plus_verdicts_equal_before": (
+            all(b["plus_passed"] == w["plus_passed"] for b, w in zip(before["results"], warm["results"], strict=True))
+            if before
+            else None
+        ),
+        "load_1min_at_end": round(os.getloadavg()[0], 2),
         "pass@1": warm["summary"]["base_vs_plus"]["pass@1"],
         "plus_inputs": warm["summary"]["plus"]["inputs"],
         "plus_summary_cold": {k: v for k, v in cold["summary"]["plus"].items() if k != "inputs"},
