@@ -69,3 +69,50 @@ def test_warm_sandboxes_are_keyed_by_image_and_preload() -> None:
     finally:
         for each in (pool, *pool._others.values()):
             each._closed = True
+
+
+class _Ending:
+    """A container whose runner has sent its last result: it ends (eof) after `after_s`, or never."""
+
+    def __init__(self, after_s: float | None) -> None:
+        import threading
+
+        self.name, self.eof, self.removed_at_eof = "c", False, None
+        self.cond = threading.Condition()
+        if after_s is not None:
+            threading.Timer(after_s, self._end).start()
+
+    def _end(self) -> None:
+        with self.cond:
+            self.eof = True
+            self.cond.notify_all()
+
+    def wait_for(self, predicate: Any, timeout: float) -> bool:
+        with self.cond:
+            return bool(self.cond.wait_for(predicate, timeout))
+
+    def remove(self) -> bool:
+        self.removed_at_eof = self.eof
+        return True
+
+
+def test_a_runner_that_said_its_last_result_is_removed_once_it_ended(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh container ends by itself after its one job: it is removed after its end (the
+    engine spared a kill), and one that does not end is still removed, by force, after the wait."""
+    from verifier.sandbox import pool as pool_module
+
+    broken: Any = _BrokenClient()
+    pool = WarmPool(PoolConfig(size=1), image="x", client=broken, idle_timeout_s=None, admission=Unlimited())
+    pool._closed = True  # nothing is started; close() would ask the broken engine
+    ending: Any = _Ending(0.2)
+    pool._destroy(ending, exiting=True)
+    assert ending.removed_at_eof is True
+    monkeypatch.setattr(pool_module, "EXIT_WAIT_S", 0.3)
+    stuck: Any = _Ending(None)
+    started = time.monotonic()
+    pool._destroy(stuck, exiting=True)
+    assert stuck.removed_at_eof is False and time.monotonic() - started < 5
+    other: Any = _Ending(None)  # not exiting (a timeout, a broken one): removed at once
+    started = time.monotonic()
+    pool._destroy(other)
+    assert other.removed_at_eof is False and time.monotonic() - started < 0.2

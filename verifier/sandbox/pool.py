@@ -67,6 +67,9 @@ ACQUIRE_TIMEOUT_S = 120.0
 #: How long a warm container may take to say READY after its last result: the runner's reset
 #: gives up within 10 s, its control channel within 30 s.
 RESET_WAIT_S = 45.0
+#: How long a container whose runner sent its last result may take to end before it is removed
+#: by force (it ends within milliseconds; the wait is on a background thread).
+EXIT_WAIT_S = 5.0
 #: Output kept from a warm container between its jobs (the READY line, start-up noise).
 IDLE_CAP = 1 << 20
 
@@ -196,10 +199,14 @@ class WarmPool(SandboxBackend, EngineClient):
             self.stats.started += 1
         return warm
 
-    def _destroy(self, warm: Container) -> None:
+    def _destroy(self, warm: Container, exiting: bool = False) -> None:
+        """Remove `warm`. One whose runner said its last result (`exiting`) is ending by itself:
+        removed once it has, the engine is spared a kill (a runtime call of its own)."""
         with self._lock:
             self._all.pop(warm.name, None)
             self.stats.destroyed += 1
+        if exiting:
+            warm.wait_for(lambda: warm.eof, EXIT_WAIT_S)
         warm.remove()
 
     # -- jobs ---------------------------------------------------------------------
@@ -315,15 +322,16 @@ class WarmPool(SandboxBackend, EngineClient):
                 job, warm, timed_out=sent and not done, queued=queued, started=started, attempts=attempt
             )
 
-    def _recycle(self, warm: Container) -> None:
+    def _recycle(self, warm: Container, exiting: bool = False) -> None:
         # Remove in the background: removal is not on the caller's critical path.
-        threading.Thread(target=self._destroy, args=(warm,), daemon=True).start()
+        threading.Thread(target=self._destroy, args=(warm, exiting), daemon=True).start()
         self._start_async()
 
     def _finish(
         self, job: SandboxJob, warm: Container, *, timed_out: bool, queued: float, started: float, attempts: int
     ) -> RawRun:
         recycle = True
+        exiting = False
         try:
             finished = time.monotonic()
             starved = None
@@ -341,6 +349,8 @@ class WarmPool(SandboxBackend, EngineClient):
                 or warm.uses >= self.max_uses
                 or self.isolation == "fresh"
             )
+            # The runner ends after a result it marked last (and after nothing else we leave running).
+            exiting = split is not None and split[1] and not (timed_out or limited)
             return RawRun(
                 exit_code=None if not eof else -1,
                 stdout=out + (line + b"\n" if line else b""),
@@ -359,7 +369,7 @@ class WarmPool(SandboxBackend, EngineClient):
             )
         finally:
             if recycle or self._closed:
-                self._recycle(warm)
+                self._recycle(warm, exiting)
             else:
                 warm.reset_output(IDLE_CAP)
                 self._idle.put(warm)
