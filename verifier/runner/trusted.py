@@ -345,7 +345,9 @@ def serve(ctl: socket.socket, argv: list[str]) -> None:
     reaper.start()
     if not _reset(ctl, reaper):
         os._exit(3)
-    pristine = Pristine()
+    # What a shared server checks itself against between jobs; a server of one job (a fresh
+    # container's) ends after it, so it takes no snapshot.
+    pristine = Pristine() if max_jobs > 1 else None
     _write(result_fd, protocol.READY + b"\n")
     stdin = sys.stdin.buffer
     for served in range(1, max_jobs + 1):
@@ -365,11 +367,11 @@ def serve(ctl: socket.socket, argv: list[str]) -> None:
         # no other job: it ends, and a job sent to it meanwhile runs on another one.
         # A shared server checks itself while the zygote resets (settle waits for the job's
         # output readers, which end as the reset ends its candidate processes).
-        shared = header.config.trusted_process == "shared"
-        if not _reset(ctl, reaper, pristine.settle if shared else None):
+        checked = pristine if header.config.trusted_process == "shared" else None
+        if not _reset(ctl, reaper, checked.settle if checked is not None else None):
             os._exit(3)
-        if shared and pristine.changed:
-            changed = ", ".join(pristine.changed)
+        if checked is not None and checked.changed:
+            changed = ", ".join(checked.changed)
             print(f"verifier-runner: a job changed {changed} in the trusted server", file=sys.stderr)
             os._exit(0)
         _write(result_fd, protocol.READY + b"\n")
