@@ -33,19 +33,33 @@ def _oom_file() -> str | None:
     return next((path for path in OOM_FILES if os.path.exists(path)), None)
 
 
-def oom_kills() -> int:
-    """The container's count of processes killed for memory so far, or -1 when unknown."""
+@functools.cache
+def _oom_fd() -> int | None:
+    """A descriptor of this container's OOM file, opened once per process: every call into the
+    candidate reads the count before it, and a read at offset 0 (`pread`) gives the file's
+    content as of now, without an open and a close each time."""
     path = _oom_file()
     if path is None:
+        return None
+    try:
+        return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
+def oom_kills() -> int:
+    """The container's count of processes killed for memory so far, or -1 when unknown."""
+    fd = _oom_fd()
+    if fd is None:
         return -1
     try:
-        with open(path) as fh:
-            for line in fh:
-                key, _, value = line.partition(" ")
-                if key == "oom_kill":
-                    return int(value)
+        text = os.pread(fd, 4096, 0)
     except OSError:
-        pass
+        return -1
+    for line in text.splitlines():
+        key, _, value = line.partition(b" ")
+        if key == b"oom_kill":
+            return int(value)
     return -1
 
 
