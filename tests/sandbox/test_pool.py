@@ -84,6 +84,25 @@ def f():
         assert v.backend.stats.started == 1  # type: ignore[attr-defined]  (the same container served both)
 
 
+def test_a_shared_trusted_server_serves_job_after_job_in_one_sandbox(sandbox_image: str) -> None:
+    """Suites that run in the trusted server itself (HumanEval's: `trusted_process = "shared"`)
+    leave it as it was after each job, calls into the candidate included, so one container
+    serves them all: a server that found itself changed would end after every job, and the pool
+    would pay a container start a check (it did once, when the OOM count's descriptor was first
+    opened by a job, after the pristine snapshot counted the server's descriptors)."""
+    suite = Suite(
+        files={
+            "test_f.py": b"from solution import f\n\ndef test_f():\n    assert [f(i) for i in range(3)] == [1, 2, 3]\n"
+        },
+        manifest=Manifest(runner="direct", trusted_process="shared"),
+    )
+    with Verifier.pooled(PoolConfig(policy="reuse", size=1, preload=""), limits=LIMITS, image=sandbox_image) as v:
+        for _ in range(4):
+            evidence = v.check("def f(x):\n    return x + 1\n", suite)
+            assert evidence.ok, evidence.reason
+        assert v.backend.stats.started == 1  # type: ignore[attr-defined]
+
+
 def test_reuse_keeps_the_sandbox_after_a_timeout_and_recycles_after_oom(sandbox_image: str) -> None:
     """A timed-out candidate's processes are all killed by the reset, as after any run: the
     sandbox serves on (issue 11: a timeout must not cost a container start). Memory trouble

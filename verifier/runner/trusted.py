@@ -339,6 +339,9 @@ def serve(ctl: socket.socket, argv: list[str]) -> None:
             if "hypothesis" in preload.split(","):
                 importlib.import_module(f"hypothesis.extra.{name}")
     ChargedClock()  # reads the cgroup files once, so the first job does not pay for it
+    # Opens the OOM file's descriptor (kept for the process's life) before the pristine snapshot
+    # below counts this process's descriptors: a shared server's first job must not add one.
+    oom_kills()
     # This process is PID 1: under gVisor every orphaned candidate process comes to it. Reap
     # each as it ends, so that no zombie of one test or case is there for the next (reaper.py).
     reaper = Reaper()
