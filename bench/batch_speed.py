@@ -99,7 +99,9 @@ def run_set(name: str, samples: list[dict[str, Any]], workers: int, timeout: flo
         write(ours_path, samples)
         write(ref_path, samples)
         ours_cmd = [verifier, "bench", "humaneval", str(ours_path), "--workers", str(workers)]
-        ours_cmd += ["--timeout", str(timeout), "--k", "1", "--policy", "reuse"]
+        # --no-cache: each repeat verifies every sample, as a first run does (the same samples
+        # file would otherwise be served from the evidence store its first repeat wrote).
+        ours_cmd += ["--timeout", str(timeout), "--k", "1", "--policy", "reuse", "--no-cache"]
         ref_cmd = [sys.executable, "-c", REFERENCE, str(ref_path), str(workers), str(timeout)]
         ours_walls, ref_walls = [], []
         for _ in range(repeat):

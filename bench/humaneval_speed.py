@@ -48,6 +48,13 @@ from verifier.sandbox.image import build, image_tag  # noqa: E402
 from verifier.verify import Verifier  # noqa: E402
 
 
+def busy_s() -> float:
+    """CPU time the whole machine has spent busy so far (every CPU and process, the kernel's too)."""
+    with open("/proc/stat") as fh:
+        fields = [int(v) for v in fh.readline().split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def sample_set(problems: dict[str, he.Problem]) -> list[dict[str, Any]]:
     samples = []
     for task_id, problem in problems.items():
@@ -218,6 +225,7 @@ def main() -> int:
         for name in args.only.split(","):
             print(f"== {name}", file=sys.stderr, flush=True)
             loads.append(os.getloadavg()[0])
+            busy0 = busy_s()
             if name == "reference":
                 col = run_reference(samples, args.workers, args.timeout)
             elif name == "docker_run":
@@ -226,6 +234,8 @@ def main() -> int:
                 col = run_peer(samples, args.workers, args.timeout, name.replace("_", "-"), args.peer_python)
             else:
                 col = run_verifier(samples, args.workers, args.timeout, name)
+            # The whole machine's CPU a sample (every process: the engine's, the peers', ours).
+            col["machine_cpu_s_per_sample"] = round((busy_s() - busy0) / len(samples), 4)
             walls.setdefault(name, []).append(col["wall_s"])
             if name not in columns or col["wall_s"] <= statistics.median(walls[name]):
                 columns[name] = col  # the run nearest the median is the one reported
