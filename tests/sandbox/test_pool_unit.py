@@ -112,7 +112,8 @@ def test_a_runner_that_said_its_last_result_is_removed_once_it_ended(monkeypatch
     started = time.monotonic()
     pool._destroy(stuck, exiting=True)
     assert stuck.removed_at_eof is False and time.monotonic() - started < 5
-    other: Any = _Ending(None)  # not exiting (a timeout, a broken one): removed at once
+    monkeypatch.setattr(pool_module, "EXIT_WAIT_S", 60.0)
+    other: Any = _Ending(None)  # not exiting (a timeout, a broken one): removed at once, no wait
     started = time.monotonic()
     pool._destroy(other)
-    assert other.removed_at_eof is False and time.monotonic() - started < 0.2
+    assert other.removed_at_eof is False and time.monotonic() - started < 30
