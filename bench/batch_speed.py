@@ -23,6 +23,14 @@ second ratio is the per-sample path alone; the first is bounded below by
 floor / reference whatever the per-sample cost (docs/performance.md).
 
     python bench/batch_speed.py [--sets 328,326,1640,1630] [--workers 2] [--timeout 5] [--repeat 3]
+        [--uncompiled]
+
+--uncompiled adds a third column in the same run: our command as it ran where Python may not
+write bytecode (PYTHONDONTWRITEBYTECODE, set on this machine and many CI runners) and the venv
+was installed with `pip --no-compile`, as scripts/env.sh did before it compiled the venv: every
+start compiles what it imports from source (PYTHONPYCACHEPREFIX points at an empty folder, so no
+compiled file is found but the standard library's, compiled into that folder first, as the
+interpreter's own installation ships it).
 
 Writes bench/results/batch-speed-<timestamp>.json. Not part of the test suite.
 """
@@ -38,6 +46,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -79,9 +88,9 @@ def write(path: Path, samples: list[dict[str, Any]]) -> None:
     )
 
 
-def timed(command: list[str]) -> float:
+def timed(command: list[str], env: dict[str, str] | None = None) -> float:
     started = time.monotonic()
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     wall = time.monotonic() - started
     if done.returncode != 0:
         raise SystemExit(f"{command[:3]} failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -92,8 +101,26 @@ def verdicts(results: Path) -> list[bool]:
     return [bool(json.loads(line)["passed"]) for line in results.read_text().splitlines()]
 
 
-def run_set(name: str, samples: list[dict[str, Any]], workers: int, timeout: float, repeat: int) -> dict[str, Any]:
+def stdlib_only_prefix(folder: Path) -> dict[str, str]:
+    """The environment of an interpreter that finds only the standard library compiled (in
+    `folder`, a bytecode prefix) and writes nothing: the venv's packages and ours from source."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(folder)
+    stdlib = sysconfig.get_paths()["stdlib"]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "-j", "0", stdlib], env=env, capture_output=True)
+    return {**env, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def run_set(
+    name: str,
+    samples: list[dict[str, Any]],
+    workers: int,
+    timeout: float,
+    repeat: int,
+    cold_env: dict[str, str] | None = None,
+) -> dict[str, Any]:
     verifier = VERIFIER
+    uncompiled = cold_env is not None
     with tempfile.TemporaryDirectory(prefix=f"batch-{name}-") as tmp:
         ours_path, ref_path = Path(tmp) / "ours.jsonl", Path(tmp) / "reference.jsonl"
         write(ours_path, samples)
@@ -103,10 +130,12 @@ def run_set(name: str, samples: list[dict[str, Any]], workers: int, timeout: flo
         # file would otherwise be served from the evidence store its first repeat wrote).
         ours_cmd += ["--timeout", str(timeout), "--k", "1", "--policy", "reuse", "--no-cache"]
         ref_cmd = [sys.executable, "-c", REFERENCE, str(ref_path), str(workers), str(timeout)]
-        ours_walls, ref_walls = [], []
+        ours_walls, ref_walls, uncompiled_walls = [], [], []
         for _ in range(repeat):
             ref_walls.append(round(timed(ref_cmd), 2))
             ours_walls.append(round(timed(ours_cmd), 2))
+            if uncompiled:
+                uncompiled_walls.append(round(timed(ours_cmd, cold_env), 2))
         ours_v = verdicts(Path(f"{ours_path}_results.jsonl"))
         ref_v = verdicts(Path(f"{ref_path}_results.jsonl"))
         summary = json.loads(Path(f"{ours_path}_results.jsonl").read_text().splitlines()[0])
@@ -115,7 +144,17 @@ def run_set(name: str, samples: list[dict[str, Any]], workers: int, timeout: flo
     ratio = ours_median / ref_median
     loops = sum(s["kind"] == "loop" for s in samples)
     floor = loops * timeout / workers
+    extra: dict[str, Any] = {}
+    if uncompiled_walls:
+        cold = statistics.median(uncompiled_walls)
+        extra = {
+            "uncompiled_wall_s": uncompiled_walls,
+            "uncompiled_median_s": cold,
+            "uncompiled_ratio": round(cold / ref_median, 3),
+            "uncompiled_ratio_beyond_floor": round((cold - floor) / (ref_median - floor), 3),
+        }
     return {
+        **extra,
         "samples": len(samples),
         "ours_wall_s": ours_walls,
         "reference_wall_s": ref_walls,
@@ -139,6 +178,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=5.0)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--uncompiled", action="store_true", help="also time our command with no bytecode")
     args = parser.parse_args()
     subprocess.run([VERIFIER, "image", "build"], check=True, capture_output=True)
     base = with_loops(sample_set(he.load_problems()))
@@ -158,13 +198,16 @@ def main() -> int:
         "looping": [s["task_id"] for s in base if s["kind"] == "loop"],
         "sets": {},
     }
+    prefix = tempfile.TemporaryDirectory(prefix="batch-no-pyc-")
+    cold_env = stdlib_only_prefix(Path(prefix.name)) if args.uncompiled else None
     for name in args.sets.split(","):
-        result = run_set(name, sets[name], args.workers, args.timeout, args.repeat)
+        result = run_set(name, sets[name], args.workers, args.timeout, args.repeat, cold_env)
         out["sets"][name] = result
         print(
             f"{name:>5}: ours {result['ours_median_s']} s, reference {result['reference_median_s']} s, "
             f"ratio {result['ratio']} (beyond the {result['loop_floor_s']:g} s loop floor: "
-            f"{result['ratio_beyond_floor']}), agreement {result['agreement']}",
+            f"{result['ratio_beyond_floor']}), agreement {result['agreement']}"
+            + (f"; uncompiled {result['uncompiled_median_s']} s" if args.uncompiled else ""),
             file=sys.stderr,
         )
     results = HERE / "results"

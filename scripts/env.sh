@@ -36,12 +36,16 @@ if [[ "$had_project" != "$project" || -n "$missing" ]]; then
   # lexers included); Python compiles what is imported, once, on first use instead. A third
   # less of the core's install time (measured: docs/performance.md).
   "$VENV/bin/python" -m pip install --quiet --no-compile -e "$ROOT${EXTRAS:+[$EXTRAS]}"
-  # ... but where PYTHONDONTWRITEBYTECODE is set (this machine, many CI runners and images),
-  # "once" is every start: each `verifier` command compiled what it imported again (0.3-0.7 s
-  # of a CLI start). So the venv's packages are compiled here, once, in parallel, whatever the
-  # caller's setting: a few seconds, paid at install.
-  env -u PYTHONDONTWRITEBYTECODE "$VENV/bin/python" -m compileall -q -j 0 "$VENV/lib" >/dev/null || true
   echo "$project $EXTRAS" >"$stamp"
+fi
+# ... but where PYTHONDONTWRITEBYTECODE is set (this machine, many CI runners and images),
+# "once" is every start: each `verifier` command compiled what it imported again (0.3-0.7 s of
+# a CLI start). So the venv's packages are compiled here, once after each install, in parallel,
+# whatever the caller's setting: a few seconds.
+compiled="$VENV/.verifier-compiled"
+if [[ "$(cat "$compiled" 2>/dev/null || true)" != "$(cat "$stamp")" ]]; then
+  env -u PYTHONDONTWRITEBYTECODE "$VENV/bin/python" -m compileall -q -j 0 "$VENV/lib" >/dev/null || true
+  cat "$stamp" >"$compiled"
 fi
 # The project's own modules (an editable install: its sources, which change between runs):
 # compiled when changed, a tenth of a second when nothing did.
