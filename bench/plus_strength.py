@@ -19,9 +19,10 @@ rejects (false rejections, each with its failing input), the wall times, and the
 
     python bench/plus_strength.py [--workers 2] [--plus-inputs 100] [--before DIR]
 
-With --before DIR (a checkout of an earlier commit, e.g. `git worktree add DIR REV`), a fourth
-run, plus-warm-before, is `--plus` with the same cache through that checkout's CLI: the cost of a
-change and its baseline in one run, on one machine load.
+With --before DIR (a checkout of an earlier commit, e.g. `git worktree add DIR REV`), two more
+runs through that checkout's CLI, with a cache of their own: plus-cold-before (an empty cache)
+and plus-warm-before (that cache): the cost and the strength of a change and of its baseline in
+one run, on one machine load.
 
 Writes bench/results/plus-strength-<timestamp>.json. Not part of the test suite.
 """
@@ -59,11 +60,30 @@ def samples() -> list[dict[str, Any]]:
 
 
 #: The CLI of another checkout, run by this interpreter: its folder first, this checkout's
-#: editable install (a finder on sys.meta_path, which a path alone would not pass) left out.
+#: editable install (a finder on sys.meta_path, which a path alone would not pass) left out. The
+#: processes it starts with `sys.executable -m ...` (the plus inputs' generator) get the same: an
+#: interpreter of that checkout (`before_python`), else they would run this checkout's code.
 BEFORE_CLI = (
     "import sys; sys.meta_path[:] = [m for m in sys.meta_path if 'editable' not in repr(m)]; "
+    "sys.executable = sys.argv.pop(1); "
     "sys.path.insert(0, sys.argv.pop(1)); from verifier.cli import main; sys.argv[0] = 'verifier'; main()"
 )
+BEFORE_PYTHON = """#!{python}
+import runpy, sys
+sys.meta_path[:] = [m for m in sys.meta_path if "editable" not in repr(m)]
+sys.path.insert(0, {checkout!r})
+assert sys.argv[1] == "-m", sys.argv
+sys.argv = [sys.argv[2], *sys.argv[3:]]
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+
+
+def before_python(tmp: Path, checkout: Path) -> Path:
+    """An interpreter that runs `-m MODULE` from `checkout` (a script: this interpreter, then it)."""
+    path = tmp / "before-python"
+    path.write_text(BEFORE_PYTHON.format(python=sys.executable, checkout=str(checkout)))
+    path.chmod(0o755)
+    return path
 
 
 def run(
@@ -79,7 +99,10 @@ def run(
     path = tmp / f"{name}.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     summary = tmp / f"{name}.summary.json"
-    cli = [VERIFIER] if checkout is None else [sys.executable, "-c", BEFORE_CLI, str(checkout)]
+    if checkout is None:
+        cli = [VERIFIER]
+    else:
+        cli = [sys.executable, "-c", BEFORE_CLI, str(before_python(tmp, checkout)), str(checkout)]
     command = [*cli, "bench", "humaneval", str(path), "--timeout", str(TIMEOUT)]
     command += ["--k", "1", "--json-out", str(summary), *extra]
     started = time.monotonic()
@@ -139,7 +162,11 @@ def main() -> int:
         base = run("base", rows, tmp, workers, {})
         cold = run("plus-cold", rows, tmp, plus, cache)
         warm = run("plus-warm", rows, tmp, plus, cache)
-        before = run("plus-warm-before", rows, tmp, plus, cache, args.before) if args.before else None
+        before = cold_before = None
+        if args.before:
+            own = {"XDG_CACHE_HOME": str(tmp / "cache-before")}
+            cold_before = run("plus-cold-before", rows, tmp, plus, own, args.before)
+            before = run("plus-warm-before", rows, tmp, plus, own, args.before)
     agree = all(b["passed"] == w["passed"] for b, w in zip(base["results"], warm["results"], strict=True))
     same_plus = all(c["plus_passed"] == w["plus_passed"] for c, w in zip(cold["results"], warm["results"], strict=True))
     out = {
@@ -157,9 +184,12 @@ def main() -> int:
             "base": base["wall_s"],
             "plus-cold": cold["wall_s"],
             "plus-warm": warm["wall_s"],
+            **({"plus-cold-before": cold_before["wall_s"]} if cold_before else {}),
             **({"plus-warm-before": before["wall_s"]} if before else {}),
         },
         "before": str(args.before) if args.before else None,
+        "strength_before": strength(rows, base["results"], before["results"]) if before else None,
+        "plus_inputs_before": before["summary"]["plus"]["inputs"] if before else None,
         "plus_verdicts_equal_before": (
             all(b["plus_passed"] == w["plus_passed"] for b, w in zip(before["results"], warm["results"], strict=True))
             if before

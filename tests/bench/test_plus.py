@@ -37,15 +37,7 @@ def _type_tree(value: Any) -> str:
 
 
 def _answer(task: str, count: int = 15) -> dict[str, Any]:
-    problem = PROBLEMS[task]
-    request = {
-        "task_id": task,
-        "program": problem.canonical,
-        "test": problem.line["test"],
-        "entry_point": problem.line["entry_point"],
-        "count": count,
-    }
-    return plus_worker.answer(plus_worker.CpuTimer(), request)
+    return plus_worker.answer(plus_worker.CpuTimer(), plus._request(PROBLEMS[task], count))
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +97,26 @@ def test_the_canonical_solution_is_defined_on_every_kept_input(answers: dict[str
         canonical = _canonical(task)
         for text in answer["inputs"]:
             canonical(*ast.literal_eval(text))  # raises nothing
+
+
+def test_a_root_problem_keeps_only_inputs_whose_canonical_answer_is_a_root() -> None:
+    # HumanEval/32: the plus test checks an answer as a root of `poly` within atol; an input where
+    # the canonical solution's own answer is no such root (a steep polynomial: its bisection ends
+    # 1e-10 from the root, far from zero in value) would fail every sample, the canonical too.
+    task = "HumanEval/32"
+    atol = plus.root_atol(PROBLEMS[task])
+    assert atol == plus.ATOL[task] and plus.root_atol(PROBLEMS["HumanEval/0"]) is None
+    made = _answer(task, 60)
+    space: dict[str, Any] = {}
+    exec(PROBLEMS[task].canonical or "", space)
+    assert len(made["inputs"]) >= 30
+    for text in made["inputs"]:
+        args = ast.literal_eval(text)
+        assert abs(space["poly"](*args, space["find_zero"](*args))) <= atol / 2, text
+    steep = [[-7, 1, -1, 6, 10, 0, 9, -8, -8, 1]]  # a real case: the canonical answer's value is ~0.04
+    judge = plus_worker.judge_with(plus_worker.CpuTimer(), space["find_zero"], float("inf"), atol)
+    assert judge(steep) == "the canonical answer is not a root within atol"
+    assert plus_worker.judge_with(plus_worker.CpuTimer(), space["find_zero"], float("inf"))(steep) is None
 
 
 def test_inputs_where_the_canonical_raises_or_is_slow_are_not_kept() -> None:

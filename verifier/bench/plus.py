@@ -4,10 +4,10 @@ against the canonical solution on inputs made from the problem's own base inputs
 - **Made on the host, once per problem.** `make` runs `verifier.bench.plus_worker` (a child
   process, bounded in memory and CPU: the canonical solution is trusted code, an input it is
   called with is not), which records the inputs the problem's `check` calls the candidate with,
-  mutates them by type and shape with Hypothesis (`verifier.bench.plus_gen`, derandomized) and
-  keeps those the canonical solution answers, fast and the same twice. The inputs are cached by
-  the problem's digest (its canonical solution, check, entry point, the count asked for, the
-  generator's version and Hypothesis'), one JSON file each under `cache_dir()`.
+  mutates them by type and shape (`verifier.bench.plus_gen`, seeded: the same problem, the same
+  inputs) and keeps those the canonical solution answers, fast and the same twice. The inputs
+  are cached by the problem's digest (its canonical solution, check, entry point, the count
+  asked for, the generator's version and Python's), one JSON file each under `cache_dir()`.
 - **Run in the sandbox as part of the suite** (`plus_problem`): the problem's own check, then
   one test that runs the inputs in order, each comparing the candidate's answer with the
   canonical solution's as EvalPlus does (`datasets.DIFFERENTIAL`; floats within the problem's
@@ -42,7 +42,9 @@ from verifier.bench.passk import PLUS_INPUTS
 from verifier.suite import Manifest, Suite
 
 #: Changes whenever the same problem would get other inputs (it is part of the cache key).
-GENERATOR_VERSION = 1
+#: 2: the mutation's choices from a seeded `random.Random`, no longer Hypothesis draws under its
+#: engine (a cold `--plus` spent most of its time in the engine's own work).
+GENERATOR_VERSION = 2
 #: EvalPlus's atol for HumanEval+ (its dataset: 1e-6 for /2 and /4, 1e-4 for /32, else 0, which
 #: the comparison reads as 1e-6 for float answers).
 ATOL = {"HumanEval/2": 1e-6, "HumanEval/4": 1e-6, "HumanEval/32": 1e-4}
@@ -91,11 +93,8 @@ def can_plus(problem: Problem) -> bool:
 
 def digest(problem: Problem, count: int) -> str:
     """The cache key of a problem's plus inputs: everything that decides them."""
-    from hypothesis import __version__ as hypothesis_version
-
     key = {
         "generator": GENERATOR_VERSION,
-        "hypothesis": hypothesis_version,
         "python": list(sys.version_info[:2]),
         "canonical": problem.canonical,
         "test": problem.line.get("test"),
@@ -207,6 +206,15 @@ def make(
     return {task: found[task] for task in keys}, len(todo)
 
 
+def root_atol(problem: Problem) -> float | None:
+    """How close to zero the problem's `poly` must be at an answer, for a problem whose answers
+    are checked as roots (HumanEval/32's find_zero: any root is right, as in EvalPlus), else None.
+    The plus test checks the candidate's answer so; the generator keeps only inputs where the
+    canonical solution's answer passes that check."""
+    entry, program = problem.line.get("entry_point"), problem.canonical or ""
+    return float(ATOL.get(problem.task_id, 1e-6)) if entry == "find_zero" and "def poly(" in program else None
+
+
 def _request(problem: Problem, count: int) -> dict[str, Any]:
     return {
         "task_id": problem.task_id,
@@ -214,6 +222,7 @@ def _request(problem: Problem, count: int) -> dict[str, Any]:
         "test": problem.line["test"],
         "entry_point": problem.line["entry_point"],
         "count": count,
+        "root_atol": root_atol(problem),
     }
 
 
@@ -311,12 +320,11 @@ def plus_problem(problem: Problem, made: PlusInputs) -> Problem:
     """The problem's plus suite: its own check, then one differential test over the plus inputs
     (with the problem's limits, so a calibrated limit holds for both)."""
     entry = str(problem.line["entry_point"])
-    program = problem.canonical or ""
     text = PLUS_TEST.format(
         task_id=problem.task_id,
-        program=program,
+        program=problem.canonical or "",
         atol=ATOL.get(problem.task_id, 0),
-        root_oracle=entry == "find_zero" and "def poly(" in program,
+        root_oracle=root_atol(problem) is not None,
         entry_point=entry,
     )
     base = problem.suite

@@ -6,16 +6,19 @@ changed in one to five type-directed steps (an int moved by a little or replaced
 seen at that place; a string with a character inserted, dropped, replaced or a piece repeated or
 dropped; a list with an element dropped, repeated, changed, inserted or two swapped; a dict with an
 item dropped, added or changed), and only inputs on which the canonical solution is defined are
-kept. Here the steps are Hypothesis strategies (every choice a draw, derandomized: the same
-problem gives the same inputs), and since we have no hand-written contracts (EvalPlus's
+kept. Every choice is drawn from a `random.Random` seeded by the base inputs (`Choices`: the
+same problem gives the same inputs, on any machine with the same Python), with a range's ends
+drawn more often than a uniform draw would, and since we have no hand-written contracts (EvalPlus's
 preconditions), each place in an input keeps the shape every base input has there (`Shape`):
 its type, the range of its numbers, the characters of its strings, a length that is never zero
 where no base input's is, sorted where every base input is sorted, balanced brackets where every
 base input's are. Values stay Python literals (`repr` / `ast.literal_eval` round trip), so
 tuples, dict keys and floats reach the sandbox as they were made.
 
-Pure functions and Hypothesis only; the canonical solution is called through `judge`, which
-`verifier.bench.plus_worker` bounds in time and memory.
+Pure functions only; the canonical solution is called through `judge`, which
+`verifier.bench.plus_worker` bounds in time and memory. (Until GENERATOR_VERSION 2 the choices
+were Hypothesis draws under its engine: three quarters of the generator's time went to the
+engine's own bookkeeping and mutation of earlier examples, none to what made an input.)
 """
 
 from __future__ import annotations
@@ -24,13 +27,11 @@ import ast
 import copy
 import itertools
 import math
+import random
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
-
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
 
 #: One input: the positional arguments of one call.
 Args = list[Any]
@@ -39,6 +40,7 @@ Args = list[Any]
 Path = tuple[int | str, ...]
 #: The numbers a base input's values are mutated as.
 Number = TypeVar("Number", int, float)
+T = TypeVar("T")
 
 #: Longest `repr` of an input kept (it must fit the evidence's falsifying example).
 MAX_INPUT_CHARS = 600
@@ -248,14 +250,57 @@ def conform(args: Args, shape_of: dict[Path, Shape]) -> Args:
     return [fix(arg, (i,)) for i, arg in enumerate(args)]
 
 
-# -- the mutation steps: Hypothesis draws -------------------------------------------------
+# -- the mutation steps --------------------------------------------------------------------
 
 
-def _mutate(draw: st.DrawFn, value: Any, path: Path, shape_of: dict[Path, Shape]) -> Any:
+class Choices:
+    """The mutation's choices: a `random.Random` seeded by `seed` (the same seed, the same choices),
+    which draws a range's two ends more often than a uniform draw would (`EDGE` of the draws, half
+    each): an input at the edge of what the check used is where an off-by-one shows."""
+
+    EDGE = 0.1
+
+    def __init__(self, seed: str) -> None:
+        self.random = random.Random(seed)
+
+    def boolean(self) -> bool:
+        return self.random.random() < 0.5
+
+    def integer(self, low: int, high: int) -> int:
+        """An int in [low, high]: an end (`EDGE`), else uniform half the time, and the other half
+        near the range's simplest value (0, or the end nearest it), as Hypothesis draws: so one
+        step, a position near the start, a small move come more often than their share, and an
+        input stays near the base input it came from."""
+        if low >= high:
+            return low
+        edge = self.random.random()
+        if edge < self.EDGE:
+            return low if edge < self.EDGE / 2 else high
+        if self.random.random() < 0.5:
+            return self.random.randint(low, high)
+        near = min(max(0, low), high)
+        offset = int((high - low) * self.random.random() ** 3)
+        if near == low or (near != high and self.random.random() < 0.5):
+            return min(high, near + offset)
+        return max(low, near - offset)
+
+    def floating(self, low: float, high: float) -> float:
+        if not low < high:
+            return low
+        edge = self.random.random()
+        if edge < self.EDGE:
+            return low if edge < self.EDGE / 2 else high
+        return self.random.uniform(low, high)
+
+    def pick(self, values: Sequence[T]) -> T:
+        return values[self.random.randrange(len(values))]
+
+
+def _mutate(draw: Choices, value: Any, path: Path, shape_of: dict[Path, Shape]) -> Any:
     """One type-directed step at `path` (the value keeps its type)."""
     shape = shape_of.get(path, Shape())
     if isinstance(value, bool):
-        return draw(st.booleans())
+        return draw.boolean()
     if isinstance(value, int):
         return _mutate_int(draw, value, shape)
     if isinstance(value, float):
@@ -267,7 +312,7 @@ def _mutate(draw: st.DrawFn, value: Any, path: Path, shape_of: dict[Path, Shape]
     if isinstance(value, tuple):  # a fixed arity: change one member
         if not value:
             return value
-        i = draw(st.integers(0, len(value) - 1))
+        i = draw.integer(0, len(value) - 1)
         return (*value[:i], _mutate(draw, value[i], (*path, i), shape_of), *value[i + 1 :])
     if isinstance(value, dict):
         return _mutate_dict(draw, value, path, shape_of)
@@ -275,126 +320,121 @@ def _mutate(draw: st.DrawFn, value: Any, path: Path, shape_of: dict[Path, Shape]
 
 
 def _number_way(
-    draw: st.DrawFn, shape: Shape, kind: type[Number], ways: int
+    draw: Choices, shape: Shape, kind: type[Number], ways: int
 ) -> tuple[Number, Number, int, Number | None]:
     """A number mutation's start: the range of `kind` seen at this place (low, high), which of the
     mutations 0 to `ways` to make, and for mutation 0 a value of `kind` seen here in a base input
     (an EvalPlus "ingredient"), or None when none was seen (the caller then makes another)."""
     low, high = (kind(x) for x in shape.number_range(kind))
-    how = draw(st.integers(0, ways))
+    how = draw.integer(0, ways)
     same = [v for v in shape.values if type(v) is kind] if how == 0 else []
-    return low, high, how, kind(draw(st.sampled_from(same))) if same else None
+    return low, high, how, kind(draw.pick(same)) if same else None
 
 
-def _mutate_int(draw: st.DrawFn, value: int, shape: Shape) -> int:
+def _mutate_int(draw: Choices, value: int, shape: Shape) -> int:
     low, high, how, seen = _number_way(draw, shape, int, 2)
     if seen is not None:
         return seen
     if how == 1:
-        return min(high, max(low, value + draw(st.integers(-2, 2))))
-    return draw(st.integers(low, high))
+        return min(high, max(low, value + draw.integer(-2, 2)))
+    return draw.integer(low, high)
 
 
-def _mutate_float(draw: st.DrawFn, value: float, shape: Shape) -> float:
+def _mutate_float(draw: Choices, value: float, shape: Shape) -> float:
     low, high, how, seen = _number_way(draw, shape, float, 3)
     if seen is not None:
         return seen
     if how == 1:
-        moved = value + draw(st.floats(-1.0, 1.0))
+        moved = value + draw.floating(-1.0, 1.0)
     elif how == 2:  # a round number: halves and tenths are where rounding rules differ
-        moved = float(round(draw(st.floats(low, high)), draw(st.integers(0, 2))))
+        moved = float(round(draw.floating(low, high), draw.integer(0, 2)))
     else:
-        moved = draw(st.floats(low, high))
+        moved = draw.floating(low, high)
     return min(high, max(low, moved))
 
 
-def _mutate_str(draw: st.DrawFn, value: str, shape: Shape) -> str:
+def _mutate_str(draw: Choices, value: str, shape: Shape) -> str:
     alphabet = sorted(shape.chars) or list("abc")
     pieces = re.findall(r"\s+|\S+", value)
-    how = draw(st.integers(0, 6 if value else 1))
+    numbers = list(re.finditer(r"\d+", value))
+    how = draw.integer(0, (7 if numbers else 6) if value else 1)
+    if how == 7:  # a number in the text moved by up to two, its width kept ("04" -> "02")
+        number = draw.pick(numbers)
+        moved = max(0, int(number.group()) + draw.integer(-2, 2))
+        text = str(moved).zfill(len(number.group()) if number.group().startswith("0") else 1)
+        return value[: number.start()] + text + value[number.end() :]
     if how == 0:  # a string seen here in a base input, or a word of one
         words = sorted({w for s in shape.values if isinstance(s, str) for w in [s, *s.split()]})
-        return draw(st.sampled_from(words)) if words else value
+        return draw.pick(words) if words else value
     if how == 1:  # insert a character
-        at = draw(st.integers(0, len(value)))
-        return value[:at] + draw(st.sampled_from(alphabet)) + value[at:]
-    at = draw(st.integers(0, len(value) - 1))
+        at = draw.integer(0, len(value))
+        return value[:at] + draw.pick(alphabet) + value[at:]
+    at = draw.integer(0, len(value) - 1)
     if how == 2:  # drop a character
         return value[:at] + value[at + 1 :]
     if how == 3:  # replace a character
-        return value[:at] + draw(st.sampled_from(alphabet)) + value[at + 1 :]
+        return value[:at] + draw.pick(alphabet) + value[at + 1 :]
     if how == 4:  # repeat a piece (a character up to the rest)
-        end = draw(st.integers(at + 1, len(value)))
+        end = draw.integer(at + 1, len(value))
         return value[:end] + value[at:end] + value[end:]
-    i = draw(st.integers(0, len(pieces) - 1))
+    i = draw.integer(0, len(pieces) - 1)
     if how == 5:  # drop a word or a run of spaces
         return "".join(pieces[:i] + pieces[i + 1 :])
     return "".join(pieces[: i + 1] + pieces[i:])  # repeat one
 
 
-def _mutate_list(draw: st.DrawFn, value: list[Any], path: Path, shape_of: dict[Path, Shape]) -> list[Any]:
+def _mutate_list(draw: Choices, value: list[Any], path: Path, shape_of: dict[Path, Shape]) -> list[Any]:
     inner = (*path, "*")
     seen_items = shape_of.get(inner, Shape()).values
     if not value:
         if not seen_items:
             return value
-        return [draw(st.sampled_from(seen_items)) for _ in range(draw(st.integers(1, 4)))]
+        return [draw.pick(seen_items) for _ in range(draw.integer(1, 4))]
     out = list(value)
-    i = draw(st.integers(0, len(out) - 1))
-    how = draw(st.sampled_from((0, 3, 4) if len(out) >= MAX_LENGTH else (0, 1, 2, 3, 4)))
+    i = draw.integer(0, len(out) - 1)
+    how = draw.pick((0, 3, 4) if len(out) >= MAX_LENGTH else (0, 1, 2, 3, 4))
     if how == 0:
         out.pop(i)
     elif how == 1:
-        out.insert(draw(st.integers(0, len(out))), _mutate(draw, copy.deepcopy(out[i]), inner, shape_of))
+        out.insert(draw.integer(0, len(out)), _mutate(draw, copy.deepcopy(out[i]), inner, shape_of))
     elif how == 2:
         out.append(copy.deepcopy(out[i]))
     elif how == 3:
-        j = draw(st.integers(0, len(out) - 1))
+        j = draw.integer(0, len(out) - 1)
         out[i], out[j] = out[j], out[i]
     else:
         out[i] = _mutate(draw, out[i], inner, shape_of)
     return out
 
 
-def _mutate_dict(draw: st.DrawFn, value: dict[Any, Any], path: Path, shape_of: dict[Path, Shape]) -> dict[Any, Any]:
+def _mutate_dict(draw: Choices, value: dict[Any, Any], path: Path, shape_of: dict[Path, Shape]) -> dict[Any, Any]:
     out = dict(value)
     keys = shape_of.get((*path, "k"), Shape()).values
     items = shape_of.get((*path, "v"), Shape()).values
-    how = draw(st.integers(0, 2)) if out else 1
+    how = draw.integer(0, 2) if out else 1
     if how == 0:
-        out.pop(draw(st.sampled_from(list(out))))
+        out.pop(draw.pick(list(out)))
     elif how == 1 and keys and items:
-        key = _mutate(draw, draw(st.sampled_from(keys)), (*path, "k"), shape_of)
-        out[key] = copy.deepcopy(draw(st.sampled_from(items)))
+        key = _mutate(draw, draw.pick(keys), (*path, "k"), shape_of)
+        out[key] = copy.deepcopy(draw.pick(items))
     elif out:
-        key = draw(st.sampled_from(list(out)))
+        key = draw.pick(list(out))
         out[key] = _mutate(draw, out[key], (*path, "v"), shape_of)
     return out
 
 
-def strategy(bases: Sequence[Args], shape_of: dict[Path, Shape] | None = None) -> st.SearchStrategy[Args]:
-    """New inputs: a base input changed in one to `MAX_STEPS` steps, each at one argument."""
-    shape_of = shape_of if shape_of is not None else shapes(bases)
-
-    @st.composite
-    def mutated(draw: st.DrawFn) -> Args:
-        args = copy.deepcopy(draw(st.sampled_from(list(bases))))
-        for _ in range(draw(st.integers(1, MAX_STEPS))):
-            if not args:
-                break
-            i = draw(st.integers(0, len(args) - 1))
-            args[i] = _mutate(draw, args[i], (i,), shape_of)
-        return args
-
-    return mutated()
+def mutated(draw: Choices, bases: Sequence[Args], shape_of: dict[Path, Shape]) -> Args:
+    """A new input: a base input changed in one to `MAX_STEPS` steps, each at one argument."""
+    args = copy.deepcopy(draw.pick(bases))
+    for _ in range(draw.integer(1, MAX_STEPS)):
+        if not args:
+            break
+        i = draw.integer(0, len(args) - 1)
+        args[i] = _mutate(draw, args[i], (i,), shape_of)
+    return args
 
 
 # -- generation ------------------------------------------------------------------------------
-
-
-class _Enough(BaseException):
-    """Ends the exploration once enough inputs are kept (not an Exception: Hypothesis lets it
-    through at once, with no shrinking and no report)."""
 
 
 @dataclass(frozen=True)
@@ -425,36 +465,24 @@ def generate(
     def refuse(why: str) -> None:
         rejected[why] = rejected.get(why, 0) + 1
 
-    @settings(
-        derandomize=True,
-        database=None,
-        max_examples=tries or 6 * count,
-        deadline=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(strategy(bases, shape_of))
-    def explore(args: Args) -> None:
-        nonlocal tried
+    draw = Choices(f"plus-inputs:{bases!r}")
+    while tried < (tries or 6 * count) and len(kept) < count:
         tried += 1
-        args = conform(args, shape_of)
+        args = conform(mutated(draw, bases, shape_of), shape_of)
         text = repr(args)
         if text in known:
-            return refuse("seen already")
+            refuse("seen already")
+            continue
         known.add(text)
         if len(text) > MAX_INPUT_CHARS or not literal(args):
-            return refuse("too long or not a literal")
+            refuse("too long or not a literal")
+            continue
         if not fits(args, shape_of, equal):
-            return refuse("not the base inputs' shape")
+            refuse("not the base inputs' shape")
+            continue
         why = judge(copy.deepcopy(args))
         if why is not None:
-            return refuse(why)
+            refuse(why)
+            continue
         kept.append(text)
-        if len(kept) >= count:
-            raise _Enough()
-
-    try:
-        explore()
-    except _Enough:
-        pass
     return Generated(kept, tried, rejected)

@@ -97,8 +97,14 @@ def record_seeds(timer: CpuTimer, program: str, test: str, entry_point: str) -> 
     return canonical, [s for s in seeds if literal(s)]
 
 
-def judge_with(timer: CpuTimer, canonical: Callable[..., Any], budget_end: float) -> Callable[[Args], str | None]:
-    """Why the canonical solution refuses an input (None: it is defined and fast there)."""
+def judge_with(
+    timer: CpuTimer, canonical: Callable[..., Any], budget_end: float, root_atol: float | None = None
+) -> Callable[[Args], str | None]:
+    """Why the canonical solution refuses an input (None: it is defined and fast there). With
+    `root_atol` (answers checked as roots of the problem's `poly`, `plus.root_atol`): also where
+    its own answer is not a root within half that (half: a last-bit difference of the sandbox's
+    math library cannot move a kept input across the line)."""
+    poly = getattr(canonical, "__globals__", {}).get("poly") if root_atol is not None else None
 
     def judge(args: Args) -> str | None:
         if time.process_time() > budget_end:
@@ -107,6 +113,8 @@ def judge_with(timer: CpuTimer, canonical: Callable[..., Any], budget_end: float
             with timer.limit(CALL_CPU_S):
                 first = canonical(*copy.deepcopy(args))
                 again = canonical(*copy.deepcopy(args))
+                if root_atol is not None and not (poly is not None and abs(poly(*args, first)) <= root_atol / 2):
+                    return "the canonical answer is not a root within atol"
         except Slow:
             return "the canonical solution was slow"
         except RecursionError:
@@ -137,7 +145,8 @@ def answer(timer: CpuTimer, request: dict[str, Any]) -> dict[str, Any]:
         canonical, seeds = record_seeds(timer, request["program"], request["test"], request["entry_point"])
     except BaseException as exc:  # noqa: BLE001 - a problem whose canonical will not load gets none
         return {"task_id": task_id, "bases": 0, "inputs": [], "tried": 0, "rejected": {}, "error": repr(exc)[:300]}
-    made = generate(seeds, judge_with(timer, canonical, start + PROBLEM_CPU_S), count=int(request["count"]))
+    judge = judge_with(timer, canonical, start + PROBLEM_CPU_S, request.get("root_atol"))
+    made = generate(seeds, judge, count=int(request["count"]))
     return {
         "task_id": task_id,
         "bases": len(seeds),

@@ -251,11 +251,6 @@ def humaneval(
         sanitize=sanitize,
         overloaded_retries=overloaded_retries,
     )
-    if plus:
-        try:
-            import hypothesis  # noqa: F401  (the plus inputs are made with it, on the host)
-        except ImportError:
-            raise fail(f"--plus: install the bench extra: {install_hint('bench')}", option="--plus") from None
     run = _run_humaneval(work, options, samples, fresh=no_cache)
     out_path = Path(f"{samples}_results.jsonl")
     he.write_results(out_path, run, details=details)
