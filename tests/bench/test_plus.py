@@ -153,6 +153,35 @@ def test_generation_is_derandomized() -> None:
     assert first == again and len(first["inputs"]) == 20
 
 
+_MADE_IN_A_PROCESS = """
+import json, sys
+from verifier.bench import humaneval as he, plus, plus_worker
+problem = he.load_problems()[sys.argv[1]]
+made = plus_worker.answer(plus_worker.CpuTimer(), plus._request(problem, 30))
+print(json.dumps(made["inputs"]))
+"""
+
+
+@pytest.mark.parametrize("task", ["HumanEval/95", "HumanEval/124", "HumanEval/127"])
+def test_the_same_inputs_in_every_process(task: str) -> None:
+    # The cache is keyed by what decides the inputs, not by the process that made them: another
+    # process (another hash seed: set and dict orders of strings differ) makes the same ones.
+    import os
+    import subprocess
+
+    made = [
+        subprocess.run(
+            [sys.executable, "-c", _MADE_IN_A_PROCESS, task],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2")
+    ]
+    assert made[0] == made[1] and len(json.loads(made[0])) >= 20
+
+
 def test_made_once_cached_by_digest_and_a_crash_costs_one_problem(tmp_path: Path) -> None:
     chosen = {t: PROBLEMS[t] for t in ("HumanEval/53", "HumanEval/23")}
     made, now = plus.make(chosen, count=15, cache=tmp_path)
