@@ -39,7 +39,9 @@ def test_the_cli_finds_every_module_it_imports_compiled() -> None:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("PYTHONPYCACHEPREFIX", None)
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, sys.prefix, str(ROOT / "verifier")],
+        # The venv only: the project's own modules are compiled by env.sh when they changed, and
+        # a file edited since (a developer running pytest directly) is no fault of the set-up.
+        [sys.executable, "-c", PROBE, sys.prefix],
         capture_output=True,
         text=True,
         env=env,
