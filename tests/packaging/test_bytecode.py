@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Run with bytecode writes off, as on this machine: whatever is found compiled was compiled before.
 PROBE = """
 import importlib.util, json, os, sys
+# What a `bench humaneval` run imports: the CLI, then (on first use) the engine's SDK and the rest.
 import verifier.cli, verifier.cli.bench_humaneval, verifier.bench.humaneval, verifier.batch
+import verifier.sandbox.docker_engine, verifier.sandbox.container, verifier.verify, verifier.evidence
 roots = tuple(sys.argv[1:])
 missing = []
 for module in list(sys.modules.values()):
