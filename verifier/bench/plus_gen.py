@@ -356,7 +356,7 @@ def _mutate_float(draw: Choices, value: float, shape: Shape) -> float:
 def _mutate_str(draw: Choices, value: str, shape: Shape) -> str:
     alphabet = sorted(shape.chars) or list("abc")
     pieces = re.findall(r"\s+|\S+", value)
-    numbers = list(re.finditer(r"\d+", value))
+    numbers = [m for m in re.finditer(r"\d+", value) if len(m.group()) <= 18]  # a number, not a digit string
     how = draw.integer(0, (7 if numbers else 6) if value else 1)
     if how == 7:  # a number in the text moved by up to two, its width kept ("04" -> "02")
         number = draw.pick(numbers)
