@@ -123,7 +123,6 @@ def test_plus_rejects_a_mutant_that_passes_base_and_names_its_input(sandbox_imag
     so an element can count twice) passes the problem's own check; the plus inputs, made on the
     host, reject it, and the input that did is the evidence's falsifying example, one of the
     inputs made. The canonical solution passes both."""
-    pytest.importorskip("hypothesis")
     from verifier.bench import plus as plus_mod
 
     task = "HumanEval/40"
@@ -132,7 +131,7 @@ def test_plus_rejects_a_mutant_that_passes_base_and_names_its_input(sandbox_imag
     assert mutant != canonical
     samples = [he.Sample(task, canonical, {}), he.Sample(task, mutant, {})]
     work = he.Workload({task: PROBLEMS[task]}, samples)
-    options = he.Options(ks=(1, 2), workers=2, image=sandbox_image, progress=False, plus=True, plus_inputs=25)
+    options = he.Options(ks=(1, 2), workers=2, image=sandbox_image, progress=False, plus=True, plus_inputs=100)
     run = he.evaluate(work, options, plus_cache=tmp_path)
     assert [ev.ok for ev in run.evidence] == [True, True]  # the base tests cannot tell them apart
     assert [ev.ok for ev in run.plus_evidence] == [True, False]
@@ -140,12 +139,12 @@ def test_plus_rejects_a_mutant_that_passes_base_and_names_its_input(sandbox_imag
     assert failure.test_id.endswith("test_plus.py::test_plus") and failure.kind.value == "assertion"
     example = failure.falsifying_example or ""
     assert example.startswith("test_plus(args=[[") and example.endswith("]])"), example
-    made = plus_mod.make({task: PROBLEMS[task]}, count=25, cache=tmp_path)[0][task]
+    made = plus_mod.make({task: PROBLEMS[task]}, count=100, cache=tmp_path)[0][task]
     shown = example.removeprefix("test_plus(args=").removesuffix(")")
     assert shown in made.inputs  # one of the inputs made on the host, as it was shipped
     summary = run.summary
     assert summary["base_vs_plus"]["pass@1"] == {"base": 1.0, "base+plus": 0.5}
-    assert summary["plus"]["inputs"]["total"] == 25 and summary["plus"]["passed"] == 1
+    assert summary["plus"]["inputs"]["total"] == 100 and summary["plus"]["passed"] == 1
     rows = tmp_path / "results.jsonl"
     he.write_results(rows, run, details=True)
     wrong = json.loads(rows.read_text().splitlines()[1])
