@@ -270,3 +270,14 @@ def test_halt_ends_the_generator_process_and_starts_no_other() -> None:
 
     answers = workers.ask(requests, first_answer_halts)
     assert len(answers) == len(seen) == 1 and not workers.live
+
+
+def test_ints_beyond_a_float_and_long_digit_strings_are_mutated_without_error() -> None:
+    # A seed may hold an int no float can carry (a 400-digit literal) or a digit string longer
+    # than Python's int() allows: both are mutated, and the inputs stay literals of their type.
+    huge = 10**400 + 7
+    made = plus_gen.generate([[huge, "9" * 5000 + " items"], [huge + 2, "12 items"]], lambda args: None, count=30)
+    kept = [ast.literal_eval(t) for t in made.inputs]
+    assert len(kept) >= 10 and all(type(n) is int and type(s) is str for n, s in kept)
+    draw = plus_gen.Choices("ints")
+    assert all(0 <= draw.integer(0, 10**700) <= 10**700 for _ in range(200))

@@ -279,7 +279,9 @@ class Choices:
         if self.random.random() < 0.5:
             return self.random.randint(low, high)
         near = min(max(0, low), high)
-        offset = int((high - low) * self.random.random() ** 3)
+        span, small = high - low, self.random.random() ** 3
+        # An int too large for a float (a 400-digit literal is one) is scaled in int arithmetic.
+        offset = int(span * small) if span < 2**53 else span * int(small * 2**53) // 2**53
         if near == low or (near != high and self.random.random() < 0.5):
             return min(high, near + offset)
         return max(low, near - offset)
