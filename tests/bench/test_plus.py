@@ -106,6 +106,15 @@ def test_a_root_problem_keeps_only_inputs_whose_canonical_answer_is_a_root() -> 
     task = "HumanEval/32"
     atol = plus.root_atol(PROBLEMS[task])
     assert atol == plus.ATOL[task] and plus.root_atol(PROBLEMS["HumanEval/0"]) is None
+    # One rule on both sides: a root problem with no atol of its own is held to the plus test's 0.
+    other = datasets.humaneval_problem({**PROBLEMS[task].line, "task_id": "Other/32"}, "test")
+    assert (
+        plus.root_atol(other) == 0
+        and "ATOL = 0\n"
+        in plus.plus_problem(other, plus.PlusInputs("Other/32", "d", ("[[1, 2]]",), bases=1, tried=1))
+        .suite.files["test_plus.py"]
+        .decode()
+    )
     made = _answer(task, 60)
     space: dict[str, Any] = {}
     exec(PROBLEMS[task].canonical or "", space)
