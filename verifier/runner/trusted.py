@@ -234,7 +234,7 @@ def _run_child(header: JobHeader, ctl: socket.socket, reaper: Reaper, progress: 
             killed = True
             break
         if select.select([read_end], [], [], remaining)[0]:
-            chunk = os.read(read_end, 1 << 20)
+            chunk = os.read(read_end, 1 << 16)  # a pipe holds 64 KiB: asking for more only allocates more
             if not chunk:
                 break
             chunks.append(chunk)
