@@ -246,6 +246,8 @@ class Objects:
         self.idents: dict[int, int] = {}
         #: The objects `refer` is encoding the value of (valued.py), to refuse a cycle through one.
         self.encoding: set[int] = set()
+        #: How many references `refer` has made: an "each" reply that made one ends its request.
+        self.referred = 0
 
     def protocols_of(self, cls: type) -> list[str]:
         if cls not in self.protocols:
@@ -270,6 +272,7 @@ class Objects:
         return self.methods[cls]
 
     def refer(self, obj: Any) -> list[Any]:
+        self.referred += 1
         base = _value_base(obj)
         if _has_buffer(obj) and base is not bytes:
             raise wire.BadWireValue(
@@ -549,7 +552,6 @@ def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str, ready_fd
             request = wire.recv(sock, limit=REQUEST_LIMIT)
         except EOFError:
             return
-        reply: dict[str, Any]
         try:
             op = str(request["op"])
             if op not in wire.OPS:
@@ -562,36 +564,75 @@ def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str, ready_fd
         except BaseException as exc:  # noqa: BLE001 - every way the candidate ends is an answer
             wire.send(sock, {"protocol_error": _text(exc)})
             continue
-        # Warnings the call emits go back with its answer, to be issued again in the test
-        # (under the tests' own filters: pytest.warns, recwarn, -W error).
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                result = _perform(op, target, str(request.get("name", "")), args, kwargs)
-            except BaseException as exc:  # noqa: BLE001 - every way the candidate ends is an answer
-                reply = _exception_payload(exc, objects)
-                result = _RAISED
-        emitted = [_warning_payload(w, objects) for w in caught[: wire.MAX_WARNINGS]]
-        if result is not _RAISED:
-            try:
-                with scidata.scope(received):
-                    if isinstance(result, _Stop):
-                        reply = {"stop": True, "value": objects.encode(result.value)}
-                    elif isinstance(result, _NotImplemented):
-                        reply = {"not_implemented": True}
-                    elif type(result) is bytearray and sys.getrefcount(result) <= _UNHELD:
-                        reply = {"value": wire.encode_bytearray(result)}
-                    else:
-                        reply = {"value": objects.encode(result)}
-            except wire.BadWireValue as exc:
-                reply = {"not_plain": _text(exc)[:200]}
-        if emitted:
-            reply["warnings"] = emitted
-        if request.get("sync_args"):
-            try:
-                with scidata.scope():
-                    reply["args_after"] = objects.encode(args)
-                    reply["kwargs_after"] = objects.encode(kwargs)
-            except wire.BadWireValue:
-                reply = {"not_plain_args": True}
+        if op == "each":
+            _answer_each(sock, objects, target, str(request.get("name", "")), request.get("calls"))
+            continue
+        wire.send(sock, _reply(objects, op, target, str(request.get("name", "")), args, kwargs, request, received))
+
+
+def _reply(
+    objects: Objects,
+    op: str,
+    target: Any,
+    name: str,
+    args: list[Any],
+    kwargs: dict[str, Any],
+    request: dict[str, Any],
+    received: list[Any],
+) -> dict[str, Any]:
+    """Perform one request and make its reply."""
+    reply: dict[str, Any]
+    # Warnings the call emits go back with its answer, to be issued again in the test
+    # (under the tests' own filters: pytest.warns, recwarn, -W error).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = _perform(op, target, name, args, kwargs)
+        except BaseException as exc:  # noqa: BLE001 - every way the candidate ends is an answer
+            reply = _exception_payload(exc, objects)
+            result = _RAISED
+    emitted = [_warning_payload(w, objects) for w in caught[: wire.MAX_WARNINGS]]
+    if result is not _RAISED:
+        try:
+            with scidata.scope(received):
+                if isinstance(result, _Stop):
+                    reply = {"stop": True, "value": objects.encode(result.value)}
+                elif isinstance(result, _NotImplemented):
+                    reply = {"not_implemented": True}
+                elif type(result) is bytearray and sys.getrefcount(result) <= _UNHELD:
+                    reply = {"value": wire.encode_bytearray(result)}
+                else:
+                    reply = {"value": objects.encode(result)}
+        except wire.BadWireValue as exc:
+            reply = {"not_plain": _text(exc)[:200]}
+    if emitted:
+        reply["warnings"] = emitted
+    if request.get("sync_args"):
+        try:
+            with scidata.scope():
+                reply["args_after"] = objects.encode(args)
+                reply["kwargs_after"] = objects.encode(kwargs)
+        except wire.BadWireValue:
+            reply = {"not_plain_args": True}
+    return reply
+
+
+def _answer_each(sock: socket.socket, objects: Objects, target: Any, name: str, calls: Any) -> None:
+    """The "each" request: a "call" reply per argument list, until one ends it (`wire.EACH_ENDS`)."""
+    if type(calls) is not list or not calls:
+        wire.send(sock, {"protocol_error": "each: calls is not a list of argument lists"})
+        return
+    for encoded in calls:
+        try:
+            with scidata.scope() as received:
+                args = objects.decode(encoded)
+            if type(args) is not list:
+                raise ValueError("each: an argument list is not a list")
+        except BaseException as exc:  # noqa: BLE001 - every way the candidate ends is an answer
+            wire.send(sock, {"protocol_error": _text(exc)})
+            return
+        referred = objects.referred
+        reply = _reply(objects, "call", target, name, args, {}, {}, received)
         wire.send(sock, reply)
+        if objects.referred != referred or any(key in reply for key in wire.EACH_ENDS):
+            return

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 import types
+from collections.abc import Iterator
 from typing import Any
 
 from . import scidata, wire
@@ -59,6 +60,10 @@ MAX_MESSAGE = 4000
 MAX_HANDLES = 100_000
 #: Candidate texts one test keeps for the falsifying example's check.
 MAX_SPOKEN = 1000
+#: `calls.each`: at most this many calls in one request ...
+EACH_CHUNK = 64
+#: ... and arguments of at most about this many bytes (always at least one call).
+EACH_BYTES = 1 << 20
 
 
 __all__ = [
@@ -135,6 +140,8 @@ class CandidateSession:
         self.blocked: CallAborted | None = None
         self.timeouts = 0
         self.calls = 0
+        #: How many references answers have held (`_resolve`): an "each" reply that held one ends it.
+        self.resolved = 0
         #: The candidate was called since the last reset, so its side may hold state of a test.
         self.dirty = False
         #: The candidate side could not be reset (or the zygote stopped answering): a reused
@@ -346,6 +353,7 @@ class CandidateSession:
         ident, type_name, kind, methods, extra = body
         if type(ident) is not int or type(type_name) is not str or type(methods) is not list:
             raise wire.BadWireValue("malformed reference")
+        self.resolved += 1
         known = self.known.get(ident)
         if known is not None and known[0] == self.generation:
             return known[1]  # one object, one handle: identity holds on this side too
@@ -437,20 +445,87 @@ class CandidateSession:
                 raise NotPlainData(f"the test passed {exc} to the candidate, which cannot cross") from None
             sync = _has_mutable(args) or _has_mutable(tuple(kwargs.values()))
             message = {"op": op, "target": ref, "name": name, "args": enc_args, "kwargs": enc_kwargs, "sync_args": sync}
-            assert self.sock is not None
-            try:
-                self.sock.settimeout(self.call_timeout * OVERLOAD_FACTOR)
-                wire.send(self.sock, message)
-                self.sock.settimeout(None)
-            except TimeoutError:
-                raise self._abort(CandidateTimeout(f"the candidate did not read its input while {doing}")) from None
-            except OSError:
-                status = self._discard(kill_all=True)
-                raise CandidateDied(f"the candidate process was gone before {doing} ({status})") from None
+            self._send(message, doing)
             self.calls += 1
-            self.dirty = True
             reply = self._receive(doing)
             return self._answer(reply, op, what, args, kwargs, sync, sent)
+
+    def _send(self, message: dict[str, Any], doing: str) -> None:
+        assert self.sock is not None
+        try:
+            self.sock.settimeout(self.call_timeout * OVERLOAD_FACTOR)
+            wire.send(self.sock, message)
+            self.sock.settimeout(None)
+        except TimeoutError:
+            raise self._abort(CandidateTimeout(f"the candidate did not read its input while {doing}")) from None
+        except OSError:
+            status = self._discard(kill_all=True)
+            raise CandidateDied(f"the candidate process was gone before {doing} ({status})") from None
+        self.dirty = True
+
+    def call_each(self, module: str, name: str, arguments: list[tuple[Any, ...]]) -> Iterator[Any]:
+        """`calls.each` on the candidate module's function `name`: its answers in order, the
+        calls sent in chunks (1, 2, 4, ... up to `EACH_CHUNK` calls, `EACH_BYTES` of arguments),
+        each chunk one request and one reply per call. What a call raises, or an abort of it, is
+        raised at its place, after the answers before it."""
+        __tracebackhide__ = True
+        done, chunk = 0, 1
+        while done < len(arguments):
+            answers, fault = self._each_chunk(module, name, arguments[done : done + chunk])
+            yield from answers
+            if fault is not None:
+                raise fault
+            done += len(answers)
+            chunk = min(chunk * 2, EACH_CHUNK)
+
+    def _each_chunk(
+        self, module: str, name: str, arguments: list[tuple[Any, ...]]
+    ) -> tuple[list[Any], BaseException | None]:
+        """One "each" request: the answers received, and what ended the chunk early (or None)."""
+        __tracebackhide__ = True
+        doing = f"running {name}()"
+        with self.lock:
+            self.ensure()
+            encoded: list[Any] = []
+            sent: list[list[Any]] = []
+            refused: CallAborted | None = None
+            size = 0
+            for args in arguments:
+                try:
+                    with scidata.scope() as values:
+                        encoded.append(wire.encode(list(args), refer=self._refer))
+                except (wire.BadWireValue, RecursionError) as exc:
+                    refused = NotPlainData(f"the test passed {exc} to the candidate, which cannot cross")
+                    break
+                sent.append(values)
+                size += len(wire.dumps(encoded[-1]))
+                if size >= EACH_BYTES:
+                    break
+            if not encoded:
+                return [], refused
+            target = ["N", [module, name]]
+            message = {"op": "each", "target": target, "name": name, "args": _NO_ARGS, "kwargs": _NO_KWARGS}
+            self._send({**message, "calls": encoded}, doing)
+            self.calls += len(encoded)
+            answers: list[Any] = []
+            for index, values in enumerate(sent):
+                last = index == len(sent) - 1
+                try:
+                    reply = self._receive(doing)
+                except CallAborted as exc:  # the process is gone already (`_abort`)
+                    return answers, exc
+                resolved = self.resolved
+                try:
+                    answers.append(self._answer(reply, "call", name, (), {}, False, values))
+                except CallAborted as exc:
+                    if not last and not any(key in reply for key in wire.EACH_ENDS):
+                        self._discard()  # it ended here, the candidate process did not: it may still answer
+                    return answers, exc
+                except BaseException as exc:  # noqa: BLE001 - the candidate's exception, rebuilt
+                    return answers, exc
+                if self.resolved != resolved:  # a handle was made: the candidate process stopped here too
+                    return answers, None
+            return answers, refused
 
     def _answer(
         self,
@@ -559,6 +634,16 @@ class CandidateModule(types.ModuleType):
         return session.named(self.__name__, attr, kind)
 
 
+def forwarded(function: Any) -> tuple[CandidateSession, str, str] | None:
+    """(session, module, name) when `function` is a candidate module's function as the tests hold
+    it (`_make_function`'s), else None. Known by its code object, which only this module makes."""
+    if type(function) is not types.FunctionType or function.__code__ is not _FORWARD_CODE:
+        return None
+    cells = dict(zip(function.__code__.co_freevars, function.__closure__ or (), strict=True))
+    session, module, name = (cells[key].cell_contents for key in ("session", "module", "name"))
+    return session, module, name
+
+
 def _make_function(session: CandidateSession, module: str, name: str) -> Any:
     def forward(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
@@ -568,3 +653,7 @@ def _make_function(session: CandidateSession, module: str, name: str) -> Any:
     forward.__module__ = module
     forward.__doc__ = f"{module}.{name}, called in the candidate's process."
     return forward
+
+
+_NO_ARGS, _NO_KWARGS = wire.encode([]), wire.encode({})
+_FORWARD_CODE = _make_function(None, "", "").__code__  # type: ignore[arg-type]

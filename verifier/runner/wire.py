@@ -64,7 +64,14 @@ class FrameTimeout(TimeoutError):
 OPS = (
     "call", "callattr", "getattr", "setattr", "getitem", "setitem", "delitem", "contains",
     "iter", "next", "isinstance", "issubclass", "len", "bool", "str", "repr", "dunder", "exit", "same",
+    "each",
 )  # fmt: skip
+#: "each" (`calls.each`): one request calls the target once per argument list of its `calls`, in
+#: order, and the candidate process sends one reply per call, each exactly the reply a "call"
+#: would get (arguments not carried back). It stops after a reply that holds one of these keys,
+#: or that referred to any of its objects (a handle is made of it), so the trusted side, which
+#: applies the same rule, always knows how many replies are coming.
+EACH_ENDS = ("raised", "not_plain", "protocol_error")
 #: Binary operators: the candidate process applies ``a + b`` (and ``__radd__``, ``__iadd__``) as
 #: Python does, reflected operands and NotImplemented included, with both operands its own.
 BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
