@@ -91,13 +91,14 @@ def _same(got, expected):
     return bool(atol) and type(got) is type(expected) and _near(got, expected, atol)
 
 
-def _check(args):
+def _check(args, answer=None):
+    # answer: the candidate's answer for args, when the test already asked for it (calls.each)
     if ROOT_ORACLE:
-        got = candidate(*copy.deepcopy(args))
+        got = candidate(*copy.deepcopy(args)) if answer is None else answer()
         assert abs(_canonical["poly"](*args, got)) <= ATOL, "not a root within atol"
         return
     expected = _canonical[{entry_point!r}](*copy.deepcopy(args))
-    got = candidate(*copy.deepcopy(args))
+    got = candidate(*copy.deepcopy(args)) if answer is None else answer()
     assert _same(got, expected), "the answer differs from the canonical solution's"
 """
 
