@@ -95,7 +95,7 @@ def test_each_gives_the_verdict_of_one_call_at_a_time(checker: Verifier, tmp_pat
 _STOPS = """
 import pytest
 from verifier_runner.calls import each
-from solution import double, f, g, k, log
+from solution import big, double, f, g, k, log
 
 def test_stops_at_an_exception():
     got = []
@@ -112,6 +112,12 @@ def test_an_answer_with_a_handle_ends_its_chunk():
     assert log() == [1, 2]
     assert list(answers) == [6, 8, 10]
     assert log() == [1, 2, 3, 4, 5]
+
+def test_answers_of_many_bytes_end_their_chunk():
+    answers = each(big, [(x,) for x in range(10)])
+    assert [next(answers) for _ in range(4)] == [str(x) * 100_000 for x in range(4)]
+    assert log() == [0, 1, 2, 3, 4, 5]  # chunk [3..6] ended at 5: three answers of 100 kB each
+    assert list(answers) == [str(x) * 100_000 for x in range(4, 10)]
 
 def test_the_arguments_are_not_carried_back():
     arg = [1]
@@ -144,6 +150,9 @@ def f(x):
 def k(x):
     _log.append(x)
     return object() if x == 2 else 2 * x
+def big(x):
+    _log.append(x)
+    return str(x) * 100_000
 def double(x):
     return 2 * x
 def g(values):
@@ -156,7 +165,7 @@ def test_the_candidate_side_stops_where_each_must(checker: Verifier, tmp_path: P
     (folder / "suite.toml").write_text('runner = "direct"\n')  # a new candidate process per test
     ev = checker.check(Candidate.from_text(_STOPPING), folder)
     assert ev.ok, (ev.reason, [(f.test_id, f.message, f.detail_untrusted[-400:]) for f in ev.failures])
-    assert ev.counts.passed == 5
+    assert ev.counts.passed == 6
 
 
 def test_only_the_tests_functions_for_candidate_functions_are_sent_as_chunks() -> None:

@@ -622,6 +622,7 @@ def _answer_each(sock: socket.socket, objects: Objects, target: Any, name: str, 
     if type(calls) is not list or not calls:
         wire.send(sock, {"protocol_error": "each: calls is not a list of argument lists"})
         return
+    sent = 0
     for encoded in calls:
         try:
             with scidata.scope() as received:
@@ -633,6 +634,8 @@ def _answer_each(sock: socket.socket, objects: Objects, target: Any, name: str, 
             return
         referred = objects.referred
         reply = _reply(objects, "call", target, name, args, {}, {}, received)
-        wire.send(sock, reply)
+        sent += wire.send(sock, reply)
         if objects.referred != referred or any(key in reply for key in wire.EACH_ENDS):
+            return
+        if sent >= wire.EACH_REPLY_BYTES:
             return

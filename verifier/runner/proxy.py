@@ -142,6 +142,8 @@ class CandidateSession:
         self.calls = 0
         #: How many references answers have held (`_resolve`): an "each" reply that held one ends it.
         self.resolved = 0
+        #: The payload bytes of every reply received: an "each" chunk ends at `wire.EACH_REPLY_BYTES`.
+        self.received_bytes = 0
         #: The candidate was called since the last reset, so its side may hold state of a test.
         self.dirty = False
         #: The candidate side could not be reset (or the zygote stopped answering): a reused
@@ -306,6 +308,7 @@ class CandidateSession:
                 )
                 raise CandidateDied(f"the candidate process {how} while {doing}") from None
         clock.tick()  # at most every MIN_INTERVAL_S: the counters are cumulative, nothing is lost
+        self.received_bytes += len(frame)
         try:
             reply = wire.loads(frame, max_values=self.reply_limit // wire.BYTES_PER_VALUE)
         except wire.FrameTooLarge:
@@ -508,6 +511,7 @@ class CandidateSession:
             self._send({**message, "calls": encoded}, doing)
             self.calls += len(encoded)
             answers: list[Any] = []
+            received = self.received_bytes
             for index, values in enumerate(sent):
                 last = index == len(sent) - 1
                 try:
@@ -515,15 +519,18 @@ class CandidateSession:
                 except CallAborted as exc:  # the process is gone already (`_abort`)
                     return answers, exc
                 resolved = self.resolved
+                # the rule the candidate process stops by (`wire.EACH_ENDS`), but for handles
+                ends = any(k in reply for k in wire.EACH_ENDS)
+                ends = ends or self.received_bytes - received >= wire.EACH_REPLY_BYTES
                 try:
                     answers.append(self._answer(reply, "call", name, (), {}, False, values))
                 except CallAborted as exc:
-                    if not last and not any(key in reply for key in wire.EACH_ENDS):
+                    if not last and not ends:
                         self._discard()  # it ended here, the candidate process did not: it may still answer
                     return answers, exc
                 except BaseException as exc:  # noqa: BLE001 - the candidate's exception, rebuilt
                     return answers, exc
-                if self.resolved != resolved:  # a handle was made: the candidate process stopped here too
+                if ends or self.resolved != resolved:  # a handle was made: it stopped here too
                     return answers, None
             return answers, refused
 

@@ -69,9 +69,12 @@ OPS = (
 #: "each" (`calls.each`): one request calls the target once per argument list of its `calls`, in
 #: order, and the candidate process sends one reply per call, each exactly the reply a "call"
 #: would get (arguments not carried back). It stops after a reply that holds one of these keys,
-#: or that referred to any of its objects (a handle is made of it), so the trusted side, which
-#: applies the same rule, always knows how many replies are coming.
+#: that referred to any of its objects (a handle is made of it), or that reached the byte count
+#: below, so the trusted side, which applies the same rule, always knows how many are coming.
 EACH_ENDS = ("raised", "not_plain", "protocol_error")
+#: ... or that brought the payloads of its replies to this many bytes: the answers of a chunk
+#: the trusted side holds at once stay small, whatever one answer may be (`reply_bytes`).
+EACH_REPLY_BYTES = 256 * 1024
 #: Binary operators: the candidate process applies ``a + b`` (and ``__radd__``, ``__iadd__``) as
 #: Python does, reflected operands and NotImplemented included, with both operands its own.
 BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
@@ -260,11 +263,13 @@ def loads(payload: bytes, *, max_values: int) -> Any:
     return json.loads(payload)
 
 
-def send(sock: socket.socket, message: Any, limit: int | None = None) -> None:
+def send(sock: socket.socket, message: Any, limit: int | None = None) -> int:
+    """Send `message` as one frame; its payload's size."""
     data = dumps(message)
     if limit is not None and len(data) > limit:
         raise FrameTooLarge(f"a message of {len(data)} bytes, over the {limit}-byte limit")
     sock.sendall(_LEN.pack(len(data)) + data)
+    return len(data)
 
 
 def recv_frame(sock: socket.socket, *, limit: int, deadline: float | None = None) -> bytes:
