@@ -41,6 +41,8 @@ CANDIDATES = {
     "not_plain_at_7": "    if x == 7: return memoryview(b'x')",
     "handle_at_2": "    if x == 2: return object()",
     "float_at_30": "    if x == 30: return 60.0",
+    # the text of an answer the test never got (6 is in 5's chunk) must not touch 5's example
+    "wrong_at_5_then_says_5": "    if x == 5: return 11\n    if x == 6: return 'x=5'",
 }
 
 _TEST = """
@@ -93,9 +95,10 @@ def test_each_gives_the_verdict_of_one_call_at_a_time(checker: Verifier, tmp_pat
 
 
 _STOPS = """
+import warnings
 import pytest
 from verifier_runner.calls import each
-from solution import big, double, f, g, k, log
+from solution import big, double, f, g, k, log, w
 
 def test_stops_at_an_exception():
     got = []
@@ -119,6 +122,14 @@ def test_answers_of_many_bytes_end_their_chunk():
     assert log() == [0, 1, 2, 3, 4, 5]  # chunk [3..6] ended at 5: three answers of 100 kB each
     assert list(answers) == [str(x) * 100_000 for x in range(4, 10)]
 
+def test_warnings_come_with_their_answers():
+    answers = each(w, [(x,) for x in range(8)])
+    for x in range(8):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert next(answers) == x
+        assert [str(c.message) for c in caught] == ([f"w{x}"] if x % 2 else []), x
+
 def test_the_arguments_are_not_carried_back():
     arg = [1]
     assert list(each(g, [(arg,)])) == [None]
@@ -139,6 +150,7 @@ def test_many_calls_in_order():
 """
 
 _STOPPING = """
+import warnings
 _log = []
 def log():
     return list(_log)
@@ -150,6 +162,10 @@ def f(x):
 def k(x):
     _log.append(x)
     return object() if x == 2 else 2 * x
+def w(x):
+    if x % 2:
+        warnings.warn(f"w{x}")
+    return x
 def big(x):
     _log.append(x)
     return str(x) * 100_000
@@ -165,7 +181,7 @@ def test_the_candidate_side_stops_where_each_must(checker: Verifier, tmp_path: P
     (folder / "suite.toml").write_text('runner = "direct"\n')  # a new candidate process per test
     ev = checker.check(Candidate.from_text(_STOPPING), folder)
     assert ev.ok, (ev.reason, [(f.test_id, f.message, f.detail_untrusted[-400:]) for f in ev.failures])
-    assert ev.counts.passed == 6
+    assert ev.counts.passed == 7
 
 
 def test_only_the_tests_functions_for_candidate_functions_are_sent_as_chunks() -> None:

@@ -13,6 +13,7 @@ to graders and terminals as a trusted line) and a `detail` that may hold candida
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
@@ -21,7 +22,7 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import scidata, wire
@@ -60,6 +61,8 @@ MAX_MESSAGE = 4000
 MAX_HANDLES = 100_000
 #: Candidate texts one test keeps for the falsifying example's check.
 MAX_SPOKEN = 1000
+#: What an answer does to the test (a warning issued, its text heard), done when the test gets it.
+Effect = Callable[[], None]
 #: `calls.each`: at most this many calls in one request ...
 EACH_CHUNK = 64
 #: ... and arguments of at most about this many bytes (always at least one call).
@@ -475,16 +478,22 @@ class CandidateSession:
         done, chunk = 0, 1
         while done < len(arguments):
             answers, fault = self._each_chunk(module, name, arguments[done : done + chunk])
-            yield from answers
+            for value, later in answers:
+                for effect in later:  # what one call's answer does, when the test gets it
+                    effect()
+                yield value
             if fault is not None:
-                raise fault
+                for effect in fault[1]:
+                    effect()
+                raise fault[0]
             done += len(answers)
             chunk = min(chunk * 2, EACH_CHUNK)
 
     def _each_chunk(
         self, module: str, name: str, arguments: list[tuple[Any, ...]]
-    ) -> tuple[list[Any], BaseException | None]:
-        """One "each" request: the answers received, and what ended the chunk early (or None)."""
+    ) -> tuple[list[tuple[Any, list[Effect]]], tuple[BaseException, list[Effect]] | None]:
+        """One "each" request: the answers received, each with what it does to the test when the
+        test gets it (`_answer`'s `later`), and what ended the chunk early (or None)."""
         __tracebackhide__ = True
         doing = f"running {name}()"
         with self.lock:
@@ -505,34 +514,44 @@ class CandidateSession:
                 if size >= EACH_BYTES:
                     break
             if not encoded:
-                return [], refused
+                return [], (refused, []) if refused is not None else None
             target = ["N", [module, name]]
             message = {"op": "each", "target": target, "name": name, "args": _NO_ARGS, "kwargs": _NO_KWARGS}
             self._send({**message, "calls": encoded}, doing)
             self.calls += len(encoded)
-            answers: list[Any] = []
+            answers: list[tuple[Any, list[Effect]]] = []
             received = self.received_bytes
             for index, values in enumerate(sent):
                 last = index == len(sent) - 1
                 try:
                     reply = self._receive(doing)
                 except CallAborted as exc:  # the process is gone already (`_abort`)
-                    return answers, exc
-                resolved = self.resolved
+                    return answers, (exc, [])
+                resolved, spoken = self.resolved, len(self.spoken)
                 # the rule the candidate process stops by (`wire.EACH_ENDS`), but for handles
                 ends = any(k in reply for k in wire.EACH_ENDS)
                 ends = ends or self.received_bytes - received >= wire.EACH_REPLY_BYTES
+                later: list[Effect] = []
                 try:
-                    answers.append(self._answer(reply, "call", name, (), {}, False, values))
-                except CallAborted as exc:
-                    if not last and not ends:
+                    value = self._answer(reply, "call", name, (), {}, False, values, later)
+                except BaseException as exc:  # noqa: BLE001 - the candidate's exception, rebuilt, or an abort
+                    if isinstance(exc, CallAborted) and not last and not ends:
                         self._discard()  # it ended here, the candidate process did not: it may still answer
-                    return answers, exc
-                except BaseException as exc:  # noqa: BLE001 - the candidate's exception, rebuilt
-                    return answers, exc
+                    return answers, (exc, [self._unheard(spoken), *later])
+                answers.append((value, [self._unheard(spoken), *later]))
                 if ends or self.resolved != resolved:  # a handle was made: it stopped here too
                     return answers, None
-            return answers, refused
+            return answers, (refused, []) if refused is not None else None
+
+    def _unheard(self, mark: int) -> Effect:
+        """Take back the text heard since `mark` (`spoken`): the effect that hears it again."""
+        text = self.spoken[mark:]
+        del self.spoken[mark:]
+        return functools.partial(self._hear_all, text)
+
+    def _hear_all(self, texts: list[str]) -> None:
+        for text in texts:
+            self.heard(text)
 
     def _answer(
         self,
@@ -543,7 +562,10 @@ class CandidateSession:
         kwargs: dict[str, Any],
         sync: bool,
         sent: list[Any] | None = None,
+        later: list[Callable[[], None]] | None = None,
     ) -> Any:
+        """The value of `reply` (or what it raised, raised). With `later`, what the answer does to
+        the test (its warnings issued, its text heard) is put there instead of done now."""
         __tracebackhide__ = True
         if "not_plain" in reply:
             raise NotPlainData(f"{what}() answered with something that cannot cross", str(reply["not_plain"])[:200])
@@ -588,9 +610,15 @@ class CandidateSession:
             raise NotPlainData(f"{what}() answered with malformed data", repr(exc)[:500]) from None
         for payload in (warned or [])[: wire.MAX_WARNINGS]:
             if isinstance(payload, dict):
-                self.rebuilt.warn(payload, self._resolve)
+                if later is None:
+                    self.rebuilt.warn(payload, self._resolve)
+                else:  # made now (its references are this process's), issued when the test gets the answer
+                    later.append(functools.partial(self.rebuilt.issue, self.rebuilt.warning(payload, self._resolve)))
         if type(value) is str:
-            self.heard(value)
+            if later is None:
+                self.heard(value)
+            else:
+                later.append(functools.partial(self.heard, value))
         if raised is not None:
             raise raised
         if stop:

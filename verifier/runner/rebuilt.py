@@ -229,6 +229,16 @@ class CandidateClasses:
 
     def warn(self, payload: dict[str, Any], resolve: wire.Resolve) -> None:
         """Issue a warning the candidate emitted again, here, under the tests' filters."""
+        self.issue(self.warning(payload, resolve))
+
+    def issue(self, made: tuple[Warning, str, int]) -> None:
+        """Issue a warning `warning` made, under the tests' filters as they are now."""
+        instance, filename, lineno = made
+        warnings.warn_explicit(instance, type(instance), filename, lineno, registry=self.warning_registry)
+
+    def warning(self, payload: dict[str, Any], resolve: wire.Resolve) -> tuple[Warning, str, int]:
+        """A warning the candidate emitted, rebuilt here (its references resolved now), with the
+        file name and line it names."""
         category = self.class_of(payload)
         if not issubclass(category, Warning):
             category = UserWarning
@@ -244,13 +254,7 @@ class CandidateClasses:
             instance.verifier_message = message  # type: ignore[attr-defined]
         filename = str(payload.get("filename", "<candidate>"))[:500]
         lineno = payload.get("lineno")
-        warnings.warn_explicit(
-            instance,
-            type(instance),
-            filename,
-            lineno if type(lineno) is int else 0,
-            registry=self.warning_registry,
-        )
+        return instance, filename, lineno if type(lineno) is int else 0
 
 
 def _construct(cls: type[BaseException], values: list[Any] | None, message: str) -> BaseException:
