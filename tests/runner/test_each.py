@@ -64,11 +64,12 @@ EACH = _TEST.format(
 )
 
 
-def _suite(root: Path, name: str, text: str) -> Path:
+def _suite(root: Path, name: str, text: str, per_run: bool = True) -> Path:
     folder = root / name
     folder.mkdir()
     (folder / "test_f.py").write_text(text)
-    (folder / "suite.toml").write_text('runner = "direct"\ncandidate_process = "per-run"\n')
+    process = 'candidate_process = "per-run"\n' if per_run else ""
+    (folder / "suite.toml").write_text('runner = "direct"\n' + process)
     return folder
 
 
@@ -200,3 +201,67 @@ def test_only_the_tests_functions_for_candidate_functions_are_sent_as_chunks() -
     assert proxy.forwarded(made) == (session, module, name)
     assert proxy.forwarded(print) is None
     assert proxy.forwarded(lambda: None) is None
+
+
+_UNASKED = """
+import time, warnings
+def f(x):
+    if x == 1:
+        warnings.warn(BytesWarning(bytearray(b"abc")))  # its argument cannot cross: the warning's text does
+    if x == 5:
+        time.sleep(60)  # only ever reached in a chunk, never asked for
+    return 2 * x
+"""
+_ASKS_FOR_FOUR = """
+import warnings
+from verifier_runner.calls import each
+from solution import f
+
+def _first_four():
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        for i, answer in enumerate(each(f, [(x,) for x in range(10)])):
+            assert answer == 2 * i
+            if i == 3:
+                return
+
+def test_1():
+    _first_four()
+
+def test_2():
+    _first_four()
+
+def test_3():
+    _first_four()
+"""
+
+
+def test_what_the_test_never_asked_for_is_not_held_against_it(checker: Verifier, tmp_path: Path) -> None:
+    """A warning whose arguments stay behind ends no chunk (a chunk ends on a reference the reply
+    holds, not on one the candidate made and dropped), and a call the test never asked for that
+    timed out counts toward no limit of later calls (each test here ends one: three of them
+    would have exceeded the run's two)."""
+    ev = checker.check(Candidate.from_text(_UNASKED), _suite(tmp_path, "unasked", _ASKS_FOR_FOUR, per_run=False))
+    assert ev.ok, (ev.reason, [(f.test_id, f.message) for f in ev.failures])
+
+
+_STALE = """
+from verifier_runner.calls import each
+from solution import f, make
+KEPT = []
+
+def test_1():
+    KEPT.append(make())
+
+def test_2():
+    answers = each(f, [(0,), (1,), (2,), (KEPT[0],)])
+    assert [next(answers) for _ in range(3)] == [0, 2, 4]  # wrong at 2: judged before the stale handle
+"""
+
+
+def test_an_argument_that_cannot_be_sent_is_refused_at_its_place(checker: Verifier, tmp_path: Path) -> None:
+    candidate = "class Thing:\n    pass\ndef make():\n    return Thing()\n"
+    candidate += "def f(x):\n    return 5 if x == 2 else 2 * x\n"
+    ev = checker.check(Candidate.from_text(candidate), _suite(tmp_path, "stale", _STALE, per_run=False))
+    failure = next(f for f in ev.failures if f.test_id.endswith("test_2"))
+    assert failure.kind.value == "assertion", failure

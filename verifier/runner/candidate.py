@@ -246,8 +246,6 @@ class Objects:
         self.idents: dict[int, int] = {}
         #: The objects `refer` is encoding the value of (valued.py), to refuse a cycle through one.
         self.encoding: set[int] = set()
-        #: How many references `refer` has made: an "each" reply that made one ends its request.
-        self.referred = 0
 
     def protocols_of(self, cls: type) -> list[str]:
         if cls not in self.protocols:
@@ -272,7 +270,6 @@ class Objects:
         return self.methods[cls]
 
     def refer(self, obj: Any) -> list[Any]:
-        self.referred += 1
         base = _value_base(obj)
         if _has_buffer(obj) and base is not bytes:
             raise wire.BadWireValue(
@@ -632,10 +629,7 @@ def _answer_each(sock: socket.socket, objects: Objects, target: Any, name: str, 
         except BaseException as exc:  # noqa: BLE001 - every way the candidate ends is an answer
             wire.send(sock, {"protocol_error": _text(exc)})
             return
-        referred = objects.referred
         reply = _reply(objects, "call", target, name, args, {}, {}, received)
         sent += wire.send(sock, reply)
-        if objects.referred != referred or any(key in reply for key in wire.EACH_ENDS):
-            return
-        if sent >= wire.EACH_REPLY_BYTES:
+        if wire.each_ends(reply, sent):
             return

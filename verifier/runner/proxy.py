@@ -143,8 +143,6 @@ class CandidateSession:
         self.blocked: CallAborted | None = None
         self.timeouts = 0
         self.calls = 0
-        #: How many references answers have held (`_resolve`): an "each" reply that held one ends it.
-        self.resolved = 0
         #: The payload bytes of every reply received: an "each" chunk ends at `wire.EACH_REPLY_BYTES`.
         self.received_bytes = 0
         #: The candidate was called since the last reset, so its side may hold state of a test.
@@ -258,7 +256,12 @@ class CandidateSession:
         oom_before = oom_kills()
         clock = self.clock
         start_charged, start_wall = clock.charged(), time.monotonic()
-        frame = self.reader.take()
+        try:
+            frame = self.reader.take()  # a frame left whole by an earlier read, or the header of one
+        except wire.FrameTooLarge:
+            raise self._abort(
+                CandidateOutputLimit(f"the candidate's answer was over the {self.reply_limit}-byte limit")
+            ) from None
         while frame is None:
             if self.output.exceeded:
                 raise self._abort(
@@ -359,7 +362,6 @@ class CandidateSession:
         ident, type_name, kind, methods, extra = body
         if type(ident) is not int or type(type_name) is not str or type(methods) is not list:
             raise wire.BadWireValue("malformed reference")
-        self.resolved += 1
         known = self.known.get(ident)
         if known is not None and known[0] == self.generation:
             return known[1]  # one object, one handle: identity holds on this side too
@@ -509,6 +511,9 @@ class CandidateSession:
                 except (wire.BadWireValue, RecursionError) as exc:
                     refused = NotPlainData(f"the test passed {exc} to the candidate, which cannot cross")
                     break
+                except CallAborted as exc:  # a handle of an earlier process: raised at its place
+                    refused = exc
+                    break
                 sent.append(values)
                 size += len(wire.dumps(encoded[-1]))
                 if size >= EACH_BYTES:
@@ -526,11 +531,12 @@ class CandidateSession:
                 try:
                     reply = self._receive(doing)
                 except CallAborted as exc:  # the process is gone already (`_abort`)
+                    if isinstance(exc, (CandidateTimeout, OverloadAbort)):  # counted when the test meets it
+                        self.timeouts -= 1
+                        return answers, (exc, [self._timed_out])
                     return answers, (exc, [])
-                resolved, spoken = self.resolved, len(self.spoken)
-                # the rule the candidate process stops by (`wire.EACH_ENDS`), but for handles
-                ends = any(k in reply for k in wire.EACH_ENDS)
-                ends = ends or self.received_bytes - received >= wire.EACH_REPLY_BYTES
+                spoken = len(self.spoken)
+                ends = wire.each_ends(reply, self.received_bytes - received)  # where the candidate stops too
                 later: list[Effect] = []
                 try:
                     value = self._answer(reply, "call", name, (), {}, False, values, later)
@@ -539,9 +545,12 @@ class CandidateSession:
                         self._discard()  # it ended here, the candidate process did not: it may still answer
                     return answers, (exc, [self._unheard(spoken), *later])
                 answers.append((value, [self._unheard(spoken), *later]))
-                if ends or self.resolved != resolved:  # a handle was made: it stopped here too
+                if ends:
                     return answers, None
             return answers, (refused, []) if refused is not None else None
+
+    def _timed_out(self) -> None:
+        self.timeouts += 1
 
     def _unheard(self, mark: int) -> Effect:
         """Take back the text heard since `mark` (`spoken`): the effect that hears it again."""

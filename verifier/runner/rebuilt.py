@@ -67,6 +67,16 @@ def _trusted_class(module: str, qualname: str) -> type[BaseException] | None:
     return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
 
 
+#: The builtin classes of `wire.CONTROL_FLOW`: a class built here with one among its bases
+#: (a candidate's `class E(ValueError, StopIteration)`) would steer the test as that one does.
+_STEERING: tuple[type[BaseException], ...] = tuple(getattr(builtins, name) for name in sorted(wire.CONTROL_FLOW))
+
+
+def steers(cls: type[BaseException]) -> bool:
+    """Whether raising `cls` in a test would steer its control flow (end an iteration, the run)."""
+    return issubclass(cls, _STEERING) or not issubclass(cls, Exception)
+
+
 def builtin_base(payload: dict[str, Any]) -> type[BaseException]:
     """The nearest builtin exception class the payload's MRO names (a trusted class)."""
     mro = payload.get("mro")
@@ -150,9 +160,10 @@ class CandidateClasses:
         would steer the test's control flow."""
         base = builtin_base(payload)
         raised = str(payload.get("raised", "Exception"))[:200]
-        if base.__name__ in wire.CONTROL_FLOW or not issubclass(base, Exception):
+        if base.__name__ in wire.CONTROL_FLOW or steers(base) or steers(self.class_of(payload)):
+            named = next((c.__name__ for c in _STEERING if issubclass(self.class_of(payload), c)), base.__name__)
             return ControlFlowEscaped(
-                f"the candidate raised {base.__name__}, which cannot cross into the tests as itself "
+                f"the candidate raised {named}, which cannot cross into the tests as itself "
                 "(it would end the test's iteration or its run)",
                 f"{raised}: {str(payload.get('message', ''))[:MAX_MESSAGE]}",
             )
@@ -176,7 +187,7 @@ class CandidateClasses:
                 f"longer than {wire.MAX_CHAIN})",
                 f"{raised}: {message}",
             )
-        if not issubclass(cls, Exception) or builtin_base(payload).__name__ in wire.CONTROL_FLOW:
+        if steers(cls) or builtin_base(payload).__name__ in wire.CONTROL_FLOW:
             cls = CandidateRaised
             message = f"{raised}: {message}"
         # No args said (what a candidate process that answers at all always sends): its message.
@@ -240,6 +251,12 @@ class CandidateClasses:
         """A warning the candidate emitted, rebuilt here (its references resolved now), with the
         file name and line it names."""
         category = self.class_of(payload)
+        if steers(category):  # a warning that an error filter would raise as StopIteration
+            raise ControlFlowEscaped(
+                "the candidate warned with a class that is also a control-flow exception, which cannot cross "
+                "into the tests as itself",
+                str(payload.get("message", ""))[:MAX_MESSAGE],
+            )
         if not issubclass(category, Warning):
             category = UserWarning
         message = str(payload.get("message", ""))[:MAX_MESSAGE]

@@ -75,6 +75,33 @@ EACH_ENDS = ("raised", "not_plain", "protocol_error")
 #: ... or that brought the payloads of its replies to this many bytes: the answers of a chunk
 #: the trusted side holds at once stay small, whatever one answer may be (`reply_bytes`).
 EACH_REPLY_BYTES = 256 * 1024
+
+
+def each_ends(reply: dict[str, Any], chunk_bytes: int) -> bool:
+    """The one rule both sides end an "each" chunk by, read from the reply as sent: after a reply
+    holding an `EACH_ENDS` key or a reference (in its value or a warning's arguments), or once
+    the chunk's reply payloads reached `EACH_REPLY_BYTES` (`chunk_bytes`, this one's included)."""
+    if chunk_bytes >= EACH_REPLY_BYTES or any(key in reply for key in EACH_ENDS):
+        return True
+    warned = reply.get("warnings")
+    carried = [w.get("args") for w in warned if type(w) is dict] if type(warned) is list else []
+    return holds_reference(reply.get("value")) or any(holds_reference(args) for args in carried)
+
+
+def holds_reference(value: Any, depth: int = 0) -> bool:
+    """Whether `encode`'s form of a value holds a reference (["H", ...] or ["N", ...])."""
+    if type(value) is not list or len(value) != 2 or type(value[0]) is not str or depth > MAX_DEPTH:
+        return depth > MAX_DEPTH
+    tag, body = value
+    if tag in ("H", "N"):
+        return True
+    if tag == "D" and type(body) is list:
+        return any(holds_reference(item, depth + 1) for pair in body if type(pair) is list for item in pair)
+    if tag in ("L", "T", "S", "F", "SL") and type(body) is list:
+        return any(holds_reference(item, depth + 1) for item in body)
+    return False
+
+
 #: Binary operators: the candidate process applies ``a + b`` (and ``__radd__``, ``__iadd__``) as
 #: Python does, reflected operands and NotImplemented included, with both operands its own.
 BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
@@ -132,8 +159,8 @@ def encode(value: Any, depth: int = 0, refer: Refer | None = None) -> Any:
     t = type(value)
     if value is None or t is bool or t is str:
         return value
-    if t is int:
-        return value if abs(value) < 2**53 else ["I", str(value)]
+    if t is int:  # in hex: Python refuses decimal strings of ints beyond 4,300 digits, either way
+        return value if abs(value) < 2**53 else ["I", hex(value)]
     if t is float:
         return ["f", value.hex()]
     if t is list:
@@ -155,7 +182,10 @@ def encode(value: Any, depth: int = 0, refer: Refer | None = None) -> Any:
     if t is range:
         return ["R", [encode(v, depth + 1) for v in (value.start, value.stop, value.step)]]
     if t is getattr(sys.modules.get("decimal"), "Decimal", None):
-        return ["DE", str(value)]
+        text = str(value)
+        if len(text) > MAX_DECIMAL:  # what `decode` refuses is refused here, on the side that sends it
+            raise BadWireValue(f"a Decimal of {len(text)} characters (at most {MAX_DECIMAL} cross)")
+        return ["DE", text]
     if t is getattr(sys.modules.get("fractions"), "Fraction", None):
         return ["FR", [encode(value.numerator), encode(value.denominator)]]
     if "numpy" in sys.modules:
@@ -192,8 +222,8 @@ def decode(value: Any, depth: int = 0, resolve: Resolve | None = None) -> Any:
     if type(value) is not list or len(value) != 2 or type(value[0]) is not str:
         raise BadWireValue("malformed wire value")
     tag, body = value
-    if tag == "I":
-        return int(body)
+    if tag == "I" and type(body) is str:
+        return int(body, 16)
     if tag == "f":
         return float.fromhex(body)
     if tag == "L":
