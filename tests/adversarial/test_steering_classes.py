@@ -107,3 +107,71 @@ def test_a_decimal_the_candidate_could_not_read_is_the_tests_refusal(checker: Ve
     ev = checker.check(Candidate.from_text(candidate), suite)
     (failure,) = ev.failures
     assert failure.kind.value == "not_plain_data" and "the test passed a Decimal" in failure.message, failure
+
+
+def test_a_candidate_context_manager_never_suppresses_the_tests_assertion(checker: Verifier, tmp_path: Path) -> None:
+    """Its __exit__ returning True swallowed the test's AssertionError (and read its text, the
+    expected value): a forged pass. The test's own KeyError it may suppress, as before."""
+    candidate = "class Account:\n    def __init__(self, n):\n        self.n = n\n    def balance(self):\n"
+    candidate += "        return self.n\n    def __enter__(self):\n        return self\n"
+    candidate += "    def __exit__(self, *exc):\n        return True\n"
+    suite = _suite(
+        tmp_path,
+        "from solution import Account\n\ndef test_in_with():\n    with Account(10) as acct:\n"
+        "        assert acct.balance() == 15\n\ndef test_key_error_swallowed():\n"
+        "    with Account(1):\n        {}['missing']\n",
+    )
+    ev = checker.check(Candidate.from_text(candidate), suite)
+    assert [f.test_id.rsplit("::", 1)[1] for f in ev.failures] == ["test_in_with"], ev.failures
+    assert ev.failures[0].kind.value == "assertion"
+
+
+def test_an_exception_whose_text_cannot_be_made_is_the_candidates_failure(checker: Verifier, tmp_path: Path) -> None:
+    """`str()` of a rebuilt exception raised (an int arg beyond 4,300 digits, a `__str__` that
+    raises): the direct runner ended the run as the verifier's failure, judging no test."""
+    candidate = "class Boom:\n    def __str__(self):\n        raise RuntimeError('no')\n"
+    candidate += "def f(x):\n    raise ValueError(10**5000) if x else ValueError(Boom())\n"
+    suite = _suite(
+        tmp_path,
+        "from solution import f\n\ndef test_big():\n    assert f(1) == 2\n\ndef test_boom():\n    assert f(0) == 0\n\n"
+        "def test_ok():\n    pass\n",
+    )
+    ev = checker.check(Candidate.from_text(candidate), suite)
+    assert ev.fault.value == "candidate" and ev.counts.passed >= 1 and ev.counts.failed >= 1, (ev.status, ev.reason)
+    assert ev.failures[0].kind.value in ("exception", "not_plain_data"), ev.failures
+
+
+_EXACT = """
+import math
+from decimal import Decimal
+from fractions import Fraction
+from solution import echo, negate
+
+def _nest(depth):
+    value = 0
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+def test_a_nan_keeps_its_sign_and_payload():
+    assert math.copysign(1.0, negate(float("nan"))) == -1.0
+    import struct
+    odd = struct.unpack(">d", bytes.fromhex("7ff8000000000123"))[0]
+    assert struct.pack(">d", echo(odd)).hex() == "7ff8000000000123"
+    assert math.copysign(1.0, echo(complex(0.0, -float("nan"))).imag) == -1.0
+
+def test_as_deep_an_argument_as_an_answer():
+    assert echo(_nest(200)) == _nest(200)
+
+def test_a_fraction_too_big_to_reduce_is_refused_by_the_sender():
+    assert echo(Fraction(3, 7)) == Fraction(3, 7)
+    echo(Fraction(2**70000 + 1, 3))
+"""
+
+
+def test_values_cross_exactly_or_are_refused_by_their_sender(checker: Verifier, tmp_path: Path) -> None:
+    candidate = "def echo(x):\n    return x\ndef negate(x):\n    return -x\n"
+    ev = checker.check(Candidate.from_text(candidate), _suite(tmp_path, _EXACT))
+    assert ev.counts.passed == 2, (ev.reason, [(f.test_id, f.message) for f in ev.failures])
+    (failure,) = ev.failures
+    assert failure.test_id.endswith("refused_by_the_sender") and "the test passed a Fraction" in failure.message

@@ -311,11 +311,11 @@ class Objects:
         module, name = body
         return getattr(self.modules[module], name)
 
-    def encode(self, value: Any) -> Any:
-        return wire.encode(value, refer=self.refer)
+    def encode(self, value: Any, depth: int = 0) -> Any:
+        return wire.encode(value, depth, self.refer)
 
-    def decode(self, value: Any) -> Any:
-        return wire.decode(value, resolve=self.resolve)
+    def decode(self, value: Any, depth: int = 0) -> Any:
+        return wire.decode(value, depth, self.resolve)
 
 
 #: Module attributes the tests call through a plain forwarding function; other callables (an
@@ -556,8 +556,8 @@ def serve(rpc_fd: int, out_fd: int, modules: list[str], directory: str, ready_fd
             tag, body = request["target"]
             target = objects.resolve(tag, body)
             with scidata.scope() as received:  # the request's arrays, for the answer's `NR`/`NV`
-                args = objects.decode(request["args"])
-                kwargs = objects.decode(request["kwargs"])
+                args = objects.decode(request["args"], wire.ARGS_DEPTH)
+                kwargs = objects.decode(request["kwargs"], wire.ARGS_DEPTH)
         except BaseException as exc:  # noqa: BLE001 - every way the candidate ends is an answer
             wire.send(sock, {"protocol_error": _text(exc)})
             continue
@@ -607,8 +607,8 @@ def _reply(
     if request.get("sync_args"):
         try:
             with scidata.scope():
-                reply["args_after"] = objects.encode(args)
-                reply["kwargs_after"] = objects.encode(kwargs)
+                reply["args_after"] = objects.encode(args, wire.ARGS_DEPTH)
+                reply["kwargs_after"] = objects.encode(kwargs, wire.ARGS_DEPTH)
         except wire.BadWireValue:
             reply = {"not_plain_args": True}
     return reply
@@ -623,7 +623,7 @@ def _answer_each(sock: socket.socket, objects: Objects, target: Any, name: str, 
     for encoded in calls:
         try:
             with scidata.scope() as received:
-                args = objects.decode(encoded)
+                args = objects.decode(encoded, wire.ARGS_DEPTH)
             if type(args) is not list:
                 raise ValueError("each: an argument list is not a list")
         except BaseException as exc:  # noqa: BLE001 - every way the candidate ends is an answer

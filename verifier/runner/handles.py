@@ -219,8 +219,10 @@ def _exit_of(name: str) -> Callable[..., Any]:
 
         if exc is None:
             return self._do("exit", None, name=name)
-        if isinstance(exc, CallAborted) or not isinstance(exc, Exception):
-            # The verifier's own aborts (and pytest's outcomes) are not the candidate's to handle.
+        if isinstance(exc, (CallAborted, AssertionError)) or not isinstance(exc, Exception):
+            # The verifier's own aborts, pytest's outcomes and a failed assertion (the test's
+            # judgement, which would also tell the candidate the expected value) are not the
+            # candidate's to handle: a context manager of the candidate's never suppresses them.
             return False if name == "__exit__" else _not_suppressed()
         builtin = next(c for c in type(exc).__mro__ if c.__module__ == "builtins")
         return self._do("exit", builtin.__name__, str(exc), name=name)

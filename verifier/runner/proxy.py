@@ -46,6 +46,7 @@ from .in_place import sync_in_place as _sync_in_place
 from .protocol import OVERLOAD_FACTOR
 from .rebuilt import CandidateClasses, CandidateRaised, builtin_base
 from .valued import make_valued
+from .wire import ARGS_DEPTH
 
 #: pytest leaves this module's frames out of a failure's text (it reads `__tracebackhide__` from
 #: a frame's globals too): they are the verifier's, not the test's or the candidate's doing.
@@ -445,8 +446,8 @@ class CandidateSession:
             ref = self._refer(target) if isinstance(target, Handle) else target
             try:
                 with scidata.scope() as sent:  # identity and views between arrays cross
-                    enc_args = wire.encode(list(args), refer=self._refer)
-                    enc_kwargs = wire.encode(kwargs, refer=self._refer)
+                    enc_args = wire.encode(list(args), ARGS_DEPTH, self._refer)
+                    enc_kwargs = wire.encode(kwargs, ARGS_DEPTH, self._refer)
             except (wire.BadWireValue, RecursionError) as exc:
                 # The test's own value cannot cross: the verifier's refusal, never an ordinary
                 # TypeError that a `pytest.raises(TypeError)` could take for the candidate's.
@@ -507,7 +508,7 @@ class CandidateSession:
             for args in arguments:
                 try:
                     with scidata.scope() as values:
-                        encoded.append(wire.encode(list(args), refer=self._refer))
+                        encoded.append(wire.encode(list(args), ARGS_DEPTH, self._refer))
                 except (wire.BadWireValue, RecursionError) as exc:
                     refused = NotPlainData(f"the test passed {exc} to the candidate, which cannot cross")
                     break
@@ -588,8 +589,8 @@ class CandidateSession:
         try:
             if sync:
                 with scidata.scope():
-                    args_after = wire.decode(reply["args_after"], resolve=self._resolve)
-                    kwargs_after = wire.decode(reply["kwargs_after"], resolve=self._resolve)
+                    args_after = wire.decode(reply["args_after"], ARGS_DEPTH, self._resolve)
+                    kwargs_after = wire.decode(reply["kwargs_after"], ARGS_DEPTH, self._resolve)
                 _sync_in_place(list(args), args_after)
                 _sync_in_place(kwargs, kwargs_after)
             stop = reply.get("stop") is True

@@ -86,8 +86,21 @@ def format_detail(exc: BaseException) -> str:
     verifier's), then `E   Type: message` lines."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not is_runner_frame(f.filename)][-4:]
     tb = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames)) if frames else ""
-    lines = [f"E   {type(exc).__name__}: {exc}"] + [f"E   {note}" for note in getattr(exc, "__notes__", [])]
+    notes = getattr(exc, "__notes__", None)
+    lines = [f"E   {type(exc).__name__}: {_said(exc)}"] + [
+        f"E   {_said(note)}" for note in (notes if isinstance(notes, list) else [])
+    ]
     return tb[-MAX_DETAIL:] + "\n" + "\n".join(lines)
+
+
+def _said(value: object) -> str:
+    """`str(value)` for a failure's text, or what stopped it: a candidate exception's args can be
+    an int too long for decimal text, or an object whose `__str__` raises (the test failed
+    either way; its text must not end the run as the verifier's failure)."""
+    try:
+        return str(value)
+    except BaseException as exc:  # noqa: BLE001 - whatever a candidate's str() raises
+        return f"<str() raised {type(exc).__name__}>"
 
 
 class Results:

@@ -148,6 +148,30 @@ Refer = Callable[[Any], Any]
 Resolve = Callable[[str, Any, int], Any]
 
 
+#: The depth a call's argument list (or keyword dict) is encoded at: the list is the call's
+#: wrapper, not a level of its values, so a value nests as deep as an argument as an answer.
+ARGS_DEPTH = -1
+#: A Fraction's numerator and denominator cross up to this many bits (its receiver reduces it:
+#: a gcd of two 65,536-bit ints is milliseconds, of two 6-million-bit ones a minute).
+MAX_FRACTION_BITS = 1 << 16
+
+
+def _float_text(value: float) -> str:
+    """A float exactly: its hex, or a NaN's bits (every NaN's hex is 'nan': sign and payload lost)."""
+    return value.hex() if value == value else "nan:" + struct.pack(">d", value).hex()
+
+
+def _float_of(text: Any) -> float:
+    if type(text) is not str:
+        raise BadWireValue("malformed wire value")
+    if text.startswith("nan:") and len(text) == 20:
+        value: float = struct.unpack(">d", bytes.fromhex(text[4:]))[0]
+        if value == value:
+            raise BadWireValue("malformed wire value")
+        return value
+    return float.fromhex(text)
+
+
 def encode(value: Any, depth: int = 0, refer: Refer | None = None) -> Any:
     """A JSON-able form of `value`; raises BadWireValue naming the first offending type.
 
@@ -162,7 +186,7 @@ def encode(value: Any, depth: int = 0, refer: Refer | None = None) -> Any:
     if t is int:  # in hex: Python refuses decimal strings of ints beyond 4,300 digits, either way
         return value if abs(value) < 2**53 else ["I", hex(value)]
     if t is float:
-        return ["f", value.hex()]
+        return ["f", _float_text(value)]
     if t is list:
         return ["L", [encode(v, depth + 1, refer) for v in value]]
     if t is tuple:
@@ -176,7 +200,7 @@ def encode(value: Any, depth: int = 0, refer: Refer | None = None) -> Any:
     if t is bytes:
         return ["B", base64.b64encode(value).decode()]
     if t is complex:
-        return ["C", [value.real.hex(), value.imag.hex()]]
+        return ["C", [_float_text(value.real), _float_text(value.imag)]]
     if t is slice:
         return ["SL", [encode(v, depth + 1, refer) for v in (value.start, value.stop, value.step)]]
     if t is range:
@@ -187,6 +211,8 @@ def encode(value: Any, depth: int = 0, refer: Refer | None = None) -> Any:
             raise BadWireValue(f"a Decimal of {len(text)} characters (at most {MAX_DECIMAL} cross)")
         return ["DE", text]
     if t is getattr(sys.modules.get("fractions"), "Fraction", None):
+        if max(abs(value.numerator).bit_length(), value.denominator.bit_length()) > MAX_FRACTION_BITS:
+            raise BadWireValue(f"a Fraction of parts over {MAX_FRACTION_BITS} bits")
         return ["FR", [encode(value.numerator), encode(value.denominator)]]
     if "numpy" in sys.modules:
         try:
@@ -225,7 +251,7 @@ def decode(value: Any, depth: int = 0, resolve: Resolve | None = None) -> Any:
     if tag == "I" and type(body) is str:
         return int(body, 16)
     if tag == "f":
-        return float.fromhex(body)
+        return _float_of(body)
     if tag == "L":
         return [decode(v, depth + 1, resolve) for v in body]
     if tag == "T":
@@ -239,8 +265,8 @@ def decode(value: Any, depth: int = 0, resolve: Resolve | None = None) -> Any:
     if tag in ("B", "BA") and type(body) is str:
         data = base64.b64decode(body, validate=True)
         return data if tag == "B" else bytearray(data)
-    if tag == "C":
-        return complex(float.fromhex(body[0]), float.fromhex(body[1]))
+    if tag == "C" and type(body) is list and len(body) == 2:
+        return complex(_float_of(body[0]), _float_of(body[1]))
     if tag == "SL" and type(body) is list and len(body) == 3:
         return slice(*(decode(v, depth + 1, resolve) for v in body))
     if tag in ("R", "FR") and type(body) is list and len(body) == (3 if tag == "R" else 2):
@@ -249,6 +275,8 @@ def decode(value: Any, depth: int = 0, resolve: Resolve | None = None) -> Any:
             raise BadWireValue("malformed wire value")
         if tag == "R":
             return range(*parts)
+        if max(abs(parts[0]).bit_length(), parts[1].bit_length()) > MAX_FRACTION_BITS:
+            raise BadWireValue("malformed wire value")  # its reduction would cost the receiver
         from fractions import Fraction
 
         return Fraction(parts[0], parts[1])
