@@ -46,6 +46,20 @@ def test_jobs_that_leave_nothing_share_one_server(pool: Verifier, tmp_path: Path
     assert _stats(pool) == (1, 0)  # one container, never ended
 
 
+def test_jobs_that_import_a_runner_module_share_one_server(pool: Verifier, tmp_path: Path) -> None:
+    # `calls.each` as docs/suites.md shows it: importing it binds `calls` on the runner's package,
+    # which the server had before its first job; it ended every sandbox after one job.
+    suite = _suite(
+        tmp_path,
+        "each",
+        "from verifier_runner.calls import each\nfrom solution import add\n\n"
+        "def test_add():\n    assert list(each(add, [(1, 2), (3, 4)])) == [3, 7]\n",
+    )
+    evidence = [pool.check(CANDIDATE, suite) for _ in range(3)]
+    assert all(ev.ok for ev in evidence), [ev.reason for ev in evidence]
+    assert _stats(pool) == (1, 0)
+
+
 def test_a_job_that_changes_the_server_ends_its_sandbox_and_the_next_job_starts_clean(
     pool: Verifier, tmp_path: Path
 ) -> None:

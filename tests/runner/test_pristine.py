@@ -66,6 +66,28 @@ def test_modules_a_job_imported_are_dropped_and_random_is_put_back(tmp_path: Pat
     assert _run(tmp_path, body) == [[], False, True]
 
 
+def test_a_submodule_a_job_imported_is_unbound_from_its_package(tmp_path: Path) -> None:
+    # `import json.tool` binds `tool` on the package `json` (which the snapshot had): the package
+    # is as it was after settle, and the next job imports the submodule afresh.
+    body = """
+    assert "json.tool" not in sys.modules and not hasattr(json, "tool")
+    __import__("json.tool")
+    left = before.settle()
+    print(json.dumps([left, "json.tool" in sys.modules, hasattr(json, "tool")]))
+    """
+    assert _run(tmp_path, body) == [[], False, False]
+
+
+def test_a_package_attribute_rebound_after_the_import_is_named(tmp_path: Path) -> None:
+    # The binding is removed only while it is still the module the job imported.
+    body = """
+    __import__("json.tool")
+    json.tool = "something else"
+    print(json.dumps(before.settle()))
+    """
+    assert "module json" in _run(tmp_path, body)  # type: ignore[operator]
+
+
 #: (what a job does, how the test undoes it, the name settle gives it)
 LEFTOVERS = {
     "a new module attribute": ("json.left_behind = 1", "del json.left_behind", "module json"),

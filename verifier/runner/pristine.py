@@ -7,8 +7,9 @@ opt out with `trusted_process = "shared"`: its jobs' tests then run in the serve
 after each job `Pristine.settle` puts back what a job may change on purpose and compares the
 rest with the server as it was before its first job:
 
-- put back: modules the job imported (dropped, so the next job imports them afresh) and the
-  `random` module's state (every job starts from the same one, as every fork did);
+- put back: modules the job imported (dropped, so the next job imports them afresh, and unbound
+  from their package when it was there before) and the `random` module's state (every job
+  starts from the same one, as every fork did);
 - compared: every module's attributes (the objects bound, and the attributes of every class a
   module defines), `sys` settings (path, hooks, recursion limit, trace and profile functions,
   integer digit limit), the environment, the working directory, warning filters, exit
@@ -131,7 +132,14 @@ class Pristine:
         may change, and name what else differs from before the first job ([] when nothing; also
         kept as `changed`)."""
         for name in set(sys.modules) - set(self.module_objects):
-            del sys.modules[name]
+            module = sys.modules.pop(name)
+            # Importing `a.b` binds `b` on the package `a` too: unbound with it, when the package
+            # was there before (a suite's `from verifier_runner.calls import each`). Anything
+            # else there stays, and is compared below.
+            package, _, child = name.rpartition(".")
+            owner = self.module_objects.get(package)
+            if owner is not None and vars(owner).get(child) is module:
+                delattr(owner, child)
         random.setstate(self.random_state)
         deadline = time.monotonic() + THREADS_GRACE_S
         while threading.active_count() > self.threads and time.monotonic() < deadline:
