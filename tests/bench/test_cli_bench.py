@@ -320,6 +320,32 @@ def test_plus_verifies_each_sample_again_with_its_plus_suite(
     assert "making plus inputs" not in again.stderr
 
 
+def test_plus_jobs_run_in_turn_with_the_base_tests(
+    tmp_path: Path, fake_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--plus runs one batch, a sample's plus job after its base job and before the next
+    sample's: a plus job's time limit is never a pass of its own, waited for alone."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    order: list[bool] = []
+
+    def record(job: SandboxJob) -> RawRun:
+        files = read_job(io.BytesIO(job.stdin))
+        assert files is not None
+        order.append("plus_inputs.txt" in files[2])
+        return answer(job)
+
+    fake_sandbox(record)
+    # HumanEval/39 gets no plus inputs: its plus suite is its base suite, one job for both.
+    path = samples(tmp_path, {"HumanEval/53": 1, "HumanEval/39": 1, "HumanEval/0": 1})
+    done = bench(str(path), "--plus", "--plus-inputs", "3", "--k", "1", "--workers", "1")
+    assert done.exit_code == 0, done.output
+    assert order == [False, True, False, False, True]
+    out = summary(done.stdout)
+    assert out["verified"] == 3 and out["plus"]["verified"] == 2
+    rows = [json.loads(x) for x in Path(f"{path}_results.jsonl").read_text().splitlines()]
+    assert [(r["passed"], r["plus_passed"]) for r in rows] == [(True, True)] * 3
+
+
 def busy(job: SandboxJob) -> RawRun:
     raise HostOverloaded("no sandbox slot came free within 0 s (stand-in)")
 

@@ -174,6 +174,29 @@ def verify_jobs(
     it finishes (so an interrupted run keeps what it did). `decided`: jobs whose evidence was made
     before any sandbox (e.g. a model's answer with no code: invalid_input), neither run nor stored.
     `overloaded_retries`: how often a job that ended overloaded is tried again (`verify_batch`)."""
+    evidence, todo = _verify(
+        verifier,
+        jobs,
+        workers=workers,
+        progress=progress,
+        store=store,
+        decided=decided,
+        overloaded_retries=overloaded_retries,
+    )
+    return evidence, len(todo)
+
+
+def _verify(
+    verifier: Verifier,
+    jobs: Sequence[Job],
+    *,
+    workers: int,
+    progress: bool,
+    store: EvidenceStore | None,
+    decided: Mapping[int, Evidence] | None,
+    overloaded_retries: int | None,
+) -> tuple[list[Evidence], list[int]]:
+    """`verify_jobs`, with the indexes of the jobs run in a sandbox now."""
     from verifier.batch import verify_batch
 
     distinct = {**stored(verifier, jobs, store), **(decided or {})}
@@ -188,7 +211,18 @@ def verify_jobs(
         overloaded_retries=overloaded_retries,
     )
     distinct.update(zip(todo, fresh, strict=True))
-    return [distinct[j] for j in range(len(jobs))], len(todo)
+    return [distinct[j] for j in range(len(jobs))], todo
+
+
+@dataclass(frozen=True)
+class Part:
+    """One run's samples in a batch of several (`run_parts`): `keys[i]` is sample i's task,
+    `mapping[i]` its job; `decided`: jobs whose evidence was made before any sandbox."""
+
+    keys: Sequence[str]
+    jobs: list[Job]
+    mapping: list[int]
+    decided: Mapping[int, Evidence] | None = None
 
 
 def run(
@@ -210,9 +244,57 @@ def run(
     from `started` (`time.monotonic()`): the caller says what its wall time includes. With a
     `store`, jobs it holds a verdict for are served from it (`from_store`), and every other
     job's evidence is appended to it as it arrives (`verified`: the sandbox jobs run)."""
-    distinct, verified = verify_jobs(
+    (one,) = run_parts(
         verifier,
-        jobs,
+        [Part(keys, jobs, mapping, decided)],
+        workers=workers,
+        started=started,
+        ks=ks,
+        progress=progress,
+        store=store,
+        overloaded_retries=overloaded_retries,
+    )
+    return one
+
+
+def run_parts(
+    verifier: Verifier,
+    parts: Sequence[Part],
+    *,
+    workers: int,
+    started: float,
+    ks: Iterable[int] = DEFAULT_KS,
+    progress: bool = True,
+    store: EvidenceStore | None = None,
+    overloaded_retries: int | None = None,
+) -> list[BenchRun]:
+    """Several runs over the same samples (`--plus`: the base tests and the plus suites) as one
+    batch, their jobs taken in turn: no run waits for the slowest job of another before its own
+    start, so one sample's time limit overlaps the other jobs instead of ending a pass alone.
+    Each part gets its own evidence and summary (`run`'s), `wall_s` the batch's."""
+    ks = tuple(ks)
+    # The batch: each distinct job once, the parts' jobs in turn. The same candidate against the
+    # same suite in two parts (a problem without plus inputs keeps its base suite) is one job.
+    batch: list[Job] = []
+    owner: list[int] = []  # the part whose job each batch entry is (its `verified` count)
+    decided: dict[int, Evidence] = {}
+    seen: dict[tuple[str, int], int] = {}
+    where: dict[tuple[int, int], int] = {}  # (part, job) -> batch index
+    for j in range(max((len(part.jobs) for part in parts), default=0)):
+        for p, part in enumerate(parts):
+            if j >= len(part.jobs):
+                continue
+            candidate, suite = job = part.jobs[j]
+            at = seen.setdefault((candidate.sha256, id(suite)), len(batch))
+            if at == len(batch):
+                batch.append(job)
+                owner.append(p)
+                if part.decided is not None and j in part.decided:
+                    decided[at] = part.decided[j]
+            where[p, j] = at
+    done, ran = _verify(
+        verifier,
+        batch,
         workers=workers,
         progress=progress,
         store=store,
@@ -220,17 +302,30 @@ def run(
         overloaded_retries=overloaded_retries,
     )
     wall = time.monotonic() - started
-    evidence = [distinct[j] for j in mapping]
+    runs = []
+    for p, part in enumerate(parts):
+        distinct = [done[where[p, j]] for j in range(len(part.jobs))]
+        verified = sum(owner[at] == p for at in ran)
+        summary = _summary(part, distinct, verified, wall, workers, ks)
+        runs.append(BenchRun(evidence=[distinct[j] for j in part.mapping], summary=summary))
+    return runs
+
+
+def _summary(
+    part: Part, distinct: list[Evidence], verified: int, wall: float, workers: int, ks: Iterable[int]
+) -> dict[str, Any]:
+    keys = part.keys
+    evidence = [distinct[j] for j in part.mapping]
     passed = [ev.ok for ev in evidence]
     # A sample the host was too busy to judge is no failure of the model's: pass@k leaves it out
     # (its task then has fewer samples); the summary counts it under "overloaded".
     judged = [i for i, ev in enumerate(evidence) if ev.fault is not Fault.HOST]
     scores = pass_at_ks([keys[i] for i in judged], [passed[i] for i in judged], ks)
-    summary: dict[str, Any] = {
+    return {
         "samples": len(evidence),
-        "distinct": len(jobs),
+        "distinct": len(part.jobs),
         "verified": verified,
-        "from_store": len(jobs) - verified,
+        "from_store": len(part.jobs) - verified,
         "passed": sum(passed),
         "statuses": status_counts(evidence),
         "infra_errors": infra_errors(evidence),
@@ -243,4 +338,3 @@ def run(
         **scores.scores,
         "pass@k_not_reported": scores.not_reported,
     }
-    return BenchRun(evidence=evidence, summary=summary)

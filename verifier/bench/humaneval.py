@@ -333,28 +333,33 @@ def evaluate(
             f"runtime {options.runtime}"
         )
         keys = [s.task_id for s in work.samples]
-        run = harness.run(
+        parts = [harness.Part(keys, jobs, mapping, harness.no_code(verifier, jobs, mapping, no_code))]
+        if plus is not None:
+            # The plus suites' jobs run in the same batch as the base tests', in turn with them:
+            # a sample's time limit under plus inputs overlaps the other jobs instead of ending
+            # a pass of its own alone on one worker.
+            plus_jobs, plus_mapping = unique_jobs(work.samples, plus[0])
+            say(f"plus: {len(plus_jobs)} distinct samples against their problems' plus inputs, in the same batch")
+            parts.append(
+                harness.Part(keys, plus_jobs, plus_mapping, harness.no_code(verifier, plus_jobs, plus_mapping, no_code))
+            )
+        runs = harness.run_parts(
             verifier,
-            keys,
-            jobs,
-            mapping,
+            parts,
             workers=slots,
             started=started,
             ks=options.ks,
             progress=options.progress,
             store=store,
-            decided=harness.no_code(verifier, jobs, mapping, no_code),
             overloaded_retries=options.overloaded_retries,
         )
+        run, plus_run = runs[0], (runs[1] if plus is not None else None)
         summary = {**run.summary, "policy": options.policy, "runtime": options.runtime, "timeout_s": options.timeout_s}
         summary |= {"problems_attempted": len(work.attempted), "problems_in_file": len(work.problems)}
         if calibration is not None:
             summary["limits_from_canonical"] = calibration
-        plus_run = None
-        if plus is not None:
-            plus_run = _verify_plus(verifier, work, plus[0], options, slots, store, say, no_code)
+        if plus is not None and plus_run is not None:
             summary |= plus_summary(run.summary, plus_run.summary, plus[1])
-            summary["wall_s"] = round(time.monotonic() - started, 2)
         if cluster is not None:
             summary["ray"] = harness.cluster_summary(cluster)
     return HumanEvalRun(
@@ -364,35 +369,6 @@ def evaluate(
         problems=problems,
         plus_evidence=plus_run.evidence if plus_run is not None else [],
         plus_problems=plus[0] if plus is not None else {},
-    )
-
-
-def _verify_plus(
-    verifier: Verifier,
-    work: Workload,
-    problems: dict[str, Problem],
-    options: Options,
-    slots: int,
-    store: EvidenceStore | None,
-    say: Callable[[str], None],
-    no_code: dict[int, str],
-) -> BenchRun:
-    """Every sample against its problem's plus suite (the same store, served where it holds one)."""
-    jobs, mapping = unique_jobs(work.samples, problems)
-    say(f"plus: {len(jobs)} distinct samples against their problems' plus inputs")
-    keys = [s.task_id for s in work.samples]
-    return harness.run(
-        verifier,
-        keys,
-        jobs,
-        mapping,
-        workers=slots,
-        started=time.monotonic(),
-        ks=options.ks,
-        progress=options.progress,
-        store=store,
-        decided=harness.no_code(verifier, jobs, mapping, no_code),
-        overloaded_retries=options.overloaded_retries,
     )
 
 

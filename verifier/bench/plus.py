@@ -344,5 +344,7 @@ def plus_problem(problem: Problem, made: PlusInputs) -> Problem:
         "test_plus.py": text.encode(),
         "plus_inputs.txt": "".join(line + "\n" for line in made.inputs).encode(),
     }
-    manifest = Manifest(runner="direct", candidate_process="per-run", limits=dict(base.manifest.limits))
+    manifest = Manifest(
+        runner="direct", trusted_process="shared", candidate_process="per-run", limits=dict(base.manifest.limits)
+    )
     return replace(problem, suite=Suite(files=files, manifest=manifest, name=f"{base.name}-plus"))
