@@ -312,7 +312,7 @@ def test_plus_verifies_each_sample_again_with_its_plus_suite(
     plus_files = read_job(io.BytesIO(jobs[-1].stdin))
     assert plus_files is not None
     shipped = plus_files[2]["plus_inputs.txt"].decode().splitlines()
-    assert len(shipped) == 7 and {"test_humaneval.py", "test_plus.py"} <= set(plus_files[2])
+    assert len(shipped) == 7 and {"humaneval_check.py", "test_plus.py"} <= set(plus_files[2])
     rows = [json.loads(x) for x in Path(f"{path}_results.jsonl").read_text().splitlines()]
     assert [(r["passed"], r["plus_passed"], r["plus_status"]) for r in rows] == [(True, False, "failed")] * 2
     again = bench(str(path), "--plus", "--plus-inputs", "7", "--k", "1")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -24,6 +26,7 @@ from verifier.bench import (
     plus_worker,
 )
 from verifier.bench import humaneval as he
+from verifier.runner.protocol import BASE_ENV
 
 PROBLEMS = he.load_problems()
 #: Problems with every kind of base input: floats in a list (0), bracket strings (1), words from
@@ -216,7 +219,8 @@ def test_the_plus_suite_ships_the_inputs_and_runs_them(tmp_path: Path) -> None:
     problem = PROBLEMS["HumanEval/53"]
     made = plus.PlusInputs("HumanEval/53", "d", ("[2, 3]", "[-1, 10]", "[7, (1)]"), bases=3, tried=3)
     suite = plus.plus_problem(problem, made).suite
-    assert set(suite.files) == {"test_humaneval.py", "test_plus.py", "plus_inputs.txt"}
+    # one test: the problem's own check (a file no runner collects), then the plus inputs
+    assert set(suite.files) == {"humaneval_check.py", "test_plus.py", "plus_inputs.txt", "plus_expected.txt"}
     # a plain loop over the inputs: Hypothesis is not needed in the sandbox for them
     assert suite.candidate_process == "per-run" and not suite.uses_hypothesis
     for name, data in suite.files.items():
@@ -237,11 +241,80 @@ def test_the_plus_suite_ships_the_inputs_and_runs_them(tmp_path: Path) -> None:
             space["test_plus"]()
     finally:
         del sys.modules["solution"]
-    assert calls == [(2, 3), (-1, 10)]  # in order, stopped at the first failing input
+    assert calls[-2:] == [(2, 3), (-1, 10)] and (7, 1) not in calls  # in order, stopped at the first failing input
     from verifier.runner.results import falsifying_example
 
     # named as Hypothesis names an explicit example, so the runner reads it as the evidence's
     assert falsifying_example(failed.value) == "test_plus(args=[-1, 10])"
+
+
+def _run_plus(
+    tmp_path: Path, made: plus.PlusInputs, off: int = 0
+) -> tuple[list[tuple[int, int]], BaseException | None]:
+    """test_plus of HumanEval/53 (add) against a candidate `off` from right, as plain pytest runs
+    it: the calls it made and what it raised."""
+    for name, data in plus.plus_problem(PROBLEMS["HumanEval/53"], made).suite.files.items():
+        (tmp_path / name).write_bytes(data)
+    module = types.ModuleType("solution")
+    calls: list[tuple[int, int]] = []
+
+    def add(x: int, y: int) -> int:
+        calls.append((x, y))
+        return x + y + off
+
+    module.add = add  # type: ignore[attr-defined]
+    sys.modules["solution"] = module
+    try:
+        space: dict[str, Any] = {"__file__": str(tmp_path / "test_plus.py"), "__name__": "t"}
+        exec(compile((tmp_path / "test_plus.py").read_bytes(), "test_plus.py", "exec"), space)
+        space["test_plus"]()
+    except AssertionError as exc:
+        return calls, exc
+    finally:
+        del sys.modules["solution"]
+    return calls, None
+
+
+def test_shipped_canonical_answers_are_what_the_candidate_is_compared_with(tmp_path: Path) -> None:
+    inputs = ("[2, 3]", "[4, 5]")
+    calls, raised = _run_plus(tmp_path, plus.PlusInputs("HumanEval/53", "d", inputs, 2, 2, expected=("5", None)))
+    assert calls[-2:] == [(2, 3), (4, 5)] and raised is None  # the second answer from the canonical solution
+    # a shipped answer is the one compared with (here a wrong one, to see it is used)
+    calls, raised = _run_plus(tmp_path, plus.PlusInputs("HumanEval/53", "d", inputs, 2, 2, expected=("6", None)))
+    assert calls[-1] == (2, 3) and (4, 5) not in calls and raised is not None
+
+
+def test_a_sample_that_fails_the_problems_own_check_runs_no_plus_input(tmp_path: Path) -> None:
+    made = plus.PlusInputs("HumanEval/53", "d", ("[2, 3]", "[4, 5]"), 2, 2, expected=("5", "9"))
+    calls, raised = _run_plus(tmp_path, made, off=1)
+    assert raised is not None and "the plus inputs were not run" in " ".join(raised.__notes__)
+    assert (2, 3) not in calls and (4, 5) not in calls
+
+
+def test_the_generator_keeps_exact_answers_only_and_under_the_sandboxs_hash_seed(tmp_path: Path) -> None:
+    # HumanEval/53 answers ints: every answer kept; /2 answers floats: computed in the sandbox.
+    made, _ = plus.make({t: PROBLEMS[t] for t in ("HumanEval/53", "HumanEval/2")}, count=10, cache=None)
+    add = made["HumanEval/53"]
+    assert len(add.expected) == len(add.inputs) == 10
+    assert [ast.literal_eval(e or "None") for e in add.expected] == [sum(ast.literal_eval(i)) for i in add.inputs]
+    assert made["HumanEval/2"].expected == (None,) * len(made["HumanEval/2"].inputs)
+    # A canonical answer whose order follows string hashes: kept as the sandbox's hash seed
+    # orders it (the trusted side's PYTHONHASHSEED), not as this process's would.
+    line = {**PROBLEMS["HumanEval/28"].line, "canonical_solution": "    return ''.join(set(strings))\n"}
+    hashed = datasets.humaneval_problem(line, "test")
+    made, _ = plus.make({"HumanEval/28": hashed}, count=10, cache=None)
+    kept = [(i, e) for i, e in zip(made["HumanEval/28"].inputs, made["HumanEval/28"].expected, strict=True) if e]
+    assert sum(len(set(ast.literal_eval(i)[0])) >= 3 for i, _ in kept) >= 3
+    probe = "import ast, sys\nfor line in sys.stdin: print(repr(''.join(set(ast.literal_eval(line)[0]))))\n"
+    seeded = subprocess.run(
+        [sys.executable, "-c", probe],
+        input="".join(i + "\n" for i, _ in kept),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONHASHSEED": BASE_ENV["PYTHONHASHSEED"]},
+        check=True,
+    )
+    assert seeded.stdout.splitlines() == [e for _, e in kept]
 
 
 def test_the_runner_reads_hypothesis_explicit_examples() -> None:

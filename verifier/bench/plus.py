@@ -8,13 +8,15 @@ against the canonical solution on inputs made from the problem's own base inputs
   inputs) and keeps those the canonical solution answers, fast and the same twice. The inputs
   are cached by the problem's digest (its canonical solution, check, entry point, the count
   asked for, the generator's version and Python's), one JSON file each under `cache_dir()`.
-- **Run in the sandbox as part of the suite** (`plus_problem`): the problem's own check, then
-  one test that runs the inputs in order, each comparing the candidate's answer with the
-  canonical solution's as EvalPlus does (`datasets.DIFFERENTIAL`; floats within the problem's
-  atol, EvalPlus's for HumanEval+). It stops at the first input that fails and names it as
-  Hypothesis names an explicit example, so the failing input is the evidence's falsifying
-  example. (It was a Hypothesis test with the inputs as explicit examples: the same verdicts and
-  names at twice the cost, Hypothesis' machinery around each call.)
+- **Run in the sandbox as part of the suite** (`plus_problem`): one test, the problem's own
+  check, then (when it passed) the inputs in order, each comparing the candidate's answer with
+  the canonical solution's as EvalPlus does (`datasets.DIFFERENTIAL`; floats within the
+  problem's atol, EvalPlus's for HumanEval+), the canonical answer shipped in the suite where
+  the host could keep it exactly (`plus_expected.txt`), computed there otherwise. It stops at
+  the first input that fails and names it as Hypothesis names an explicit example, so the
+  failing input is the evidence's falsifying example. (It was a Hypothesis test with the inputs
+  as explicit examples: the same verdicts and names at twice the cost, Hypothesis' machinery
+  around each call.)
 
 A sample passes base when it passes the problem's own check (its ordinary evidence), and base +
 plus when the plus suite's evidence passes too, as EvalPlus reports both.
@@ -39,12 +41,14 @@ from typing import IO, Any
 
 from verifier.bench.datasets import DIFFERENTIAL, Problem
 from verifier.bench.passk import PLUS_INPUTS
+from verifier.runner.protocol import BASE_ENV
 from verifier.suite import Manifest, Suite
 
 #: Changes whenever the same problem would get other inputs (it is part of the cache key).
 #: 2: the mutation's choices from a seeded `random.Random`, no longer Hypothesis draws under its
-#: engine (a cold `--plus` spent most of its time in the engine's own work).
-GENERATOR_VERSION = 2
+#: engine (a cold `--plus` spent most of its time in the engine's own work). 3: the canonical
+#: answers kept beside the inputs (`expected`), made under the sandbox's hash seed.
+GENERATOR_VERSION = 3
 #: EvalPlus's atol for HumanEval+ (its dataset: 1e-6 for /2 and /4, 1e-4 for /32, else 0, which
 #: the comparison reads as 1e-6 for float answers).
 ATOL = {"HumanEval/2": 1e-6, "HumanEval/4": 1e-6, "HumanEval/32": 1e-4}
@@ -72,17 +76,38 @@ except ImportError:  # plain pytest, outside the sandbox
 
 with open(os.path.join(os.path.dirname(__file__), "plus_inputs.txt")) as _fh:
     PLUS = [_line.strip() for _line in _fh if _line.strip()]
+# The canonical answer of each input, as the host computed it when it made the input (its text
+# kept only where it comes back exactly: no float, short), a line each; an empty line: the
+# canonical solution answers here, on a copy of the input.
+with open(os.path.join(os.path.dirname(__file__), "plus_expected.txt")) as _fh:
+    EXPECTED = [_line.strip() for _line in _fh]
+assert len(EXPECTED) == len(PLUS), "plus_expected.txt: not one line an input"
 
 
-# The inputs in their order. The first that fails ends the test and is named, in the words the
-# runner reads from Hypothesis' explicit examples, as the evidence's falsifying example: the
-# input's own text, as the host wrote it, before the candidate saw it.
+# The problem's own check (the base suite's test file, kept under a name no runner collects).
+_base = {{"__name__": "humaneval_check"}}
+with open(os.path.join(os.path.dirname(__file__), "humaneval_check.py"), "rb") as _fh:
+    exec(compile(_fh.read(), "humaneval_check.py", "exec", dont_inherit=True), _base)
+
+
+# The problem's own check first: a sample that fails it fails base + plus there, and its plus
+# inputs are not run (what a plus input would add to that verdict is nothing but its cost, a
+# whole time limit for one that loops). Then the inputs in their order. The first that fails
+# ends the test and is named, in the words the runner reads from Hypothesis' explicit examples,
+# as the evidence's falsifying example: the input's own text, as the host wrote it, before the
+# candidate saw it.
 def test_plus():
+    try:
+        _base["test_check"]()
+    except Exception as _exc:
+        _exc.add_note("(the problem's own check failed: the plus inputs were not run)")
+        raise
     _inputs = ast.literal_eval("[" + ",".join(PLUS) + "]")  # one parse, not one an input
+    _known = ast.literal_eval("[" + ",".join(_text or "..." for _text in EXPECTED) + "]")
     _answers = each(candidate, _inputs)  # the calls get copies (each), never these
-    for _text, _args in zip(PLUS, _inputs):
+    for _text, _args, _expected in zip(PLUS, _inputs, _known):
         try:
-            _check(_args, lambda: next(_answers))
+            _check(_args, lambda: next(_answers), _expected)
         except Exception as _exc:
             _exc.add_note("Falsifying explicit example: test_plus(args=" + _text + ")")
             raise
@@ -126,6 +151,12 @@ class PlusInputs:
     tried: int
     rejected: dict[str, int] = field(default_factory=dict)
     error: str | None = None
+    #: The canonical answer's text for each input (None: computed in the sandbox), or () for none.
+    expected: tuple[str | None, ...] = ()
+
+    def answers(self) -> list[str | None]:
+        """The canonical answer's text for each input, None where the sandbox computes it."""
+        return list(self.expected) if self.expected else [None] * len(self.inputs)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -136,6 +167,7 @@ class PlusInputs:
             "bases": self.bases,
             "tried": self.tried,
             "rejected": self.rejected,
+            "expected": list(self.expected),
         }
 
     @classmethod
@@ -147,6 +179,14 @@ class PlusInputs:
         for text in inputs:  # each one argument list, as a Python literal (what the suite reads)
             if not isinstance(ast.literal_eval(text), list):
                 raise ValueError(f"inputs: not an argument list: {text[:100]!r}")
+        expected = answer.get("expected") or []
+        if not isinstance(expected, list) or len(expected) not in (0, len(inputs)):
+            raise ValueError("expected: not one answer an input")
+        for text in expected:  # each a Python literal, or None
+            if text is not None and (not isinstance(text, str) or "\n" in text or not text.strip()):
+                raise ValueError("expected: not a one-line answer")
+            if text is not None:
+                ast.literal_eval(text)
         return cls(
             task_id=str(answer["task_id"]),
             digest=key,
@@ -155,6 +195,7 @@ class PlusInputs:
             tried=int(answer.get("tried", 0)),
             rejected={str(k): int(v) for k, v in dict(answer.get("rejected") or {}).items()},
             error=None if answer.get("error") is None else str(answer["error"]),
+            expected=tuple(expected),
         )
 
 
@@ -316,6 +357,9 @@ def _worker(err: IO[bytes]) -> Iterator[subprocess.Popen[str]]:
         stderr=err,
         text=True,
         bufsize=1,
+        # The hash seed of the sandbox's trusted side, where the answers are compared: an answer
+        # whose order follows string hashes is the one the canonical solution gives there.
+        env={**os.environ, "PYTHONHASHSEED": BASE_ENV["PYTHONHASHSEED"]},
     )
     try:
         yield proc
@@ -328,8 +372,9 @@ def _worker(err: IO[bytes]) -> Iterator[subprocess.Popen[str]]:
 
 
 def plus_problem(problem: Problem, made: PlusInputs) -> Problem:
-    """The problem's plus suite: its own check, then one differential test over the plus inputs
-    (with the problem's limits, so a calibrated limit holds for both)."""
+    """The problem's plus suite: one test, the problem's own check, then (when it passed) the
+    differential test over the plus inputs (with the problem's limits, so a calibrated limit
+    holds for both)."""
     entry = str(problem.line["entry_point"])
     text = PLUS_TEST.format(
         task_id=problem.task_id,
@@ -339,10 +384,12 @@ def plus_problem(problem: Problem, made: PlusInputs) -> Problem:
         entry_point=entry,
     )
     base = problem.suite
+    (check,) = base.files.values()  # a HumanEval suite: its one test file (datasets.HUMANEVAL_TEST)
     files = {
-        **base.files,
+        "humaneval_check.py": check,
         "test_plus.py": text.encode(),
         "plus_inputs.txt": "".join(line + "\n" for line in made.inputs).encode(),
+        "plus_expected.txt": "".join((text or "") + "\n" for text in made.answers()).encode(),
     }
     manifest = Manifest(
         runner="direct", trusted_process="shared", candidate_process="per-run", limits=dict(base.manifest.limits)

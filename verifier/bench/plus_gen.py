@@ -184,6 +184,32 @@ def literal(value: Any) -> bool:
     return _same_literal(back, value)
 
 
+#: Longest canonical answer kept as text in a plus suite (longer ones are computed there).
+MAX_EXPECTED_CHARS = 2_000
+
+
+def plain_answer(value: Any) -> bool:
+    """Whether a canonical answer can ship in the suite as text (`plus_expected.txt`) instead of
+    being computed there: it survives `repr` and `ast.literal_eval` unchanged, types included
+    (`literal`), is short, and holds no float anywhere (a float from the math library may differ
+    in its last bit between the host and the sandbox; those answers are computed where they are
+    compared, as before)."""
+    try:
+        return len(repr(value)) <= MAX_EXPECTED_CHARS and not _holds_float(value) and literal(value)
+    except Exception:  # noqa: BLE001 - an answer that cannot be shown is computed in the sandbox
+        return False
+
+
+def _holds_float(value: Any) -> bool:
+    if isinstance(value, float | complex):
+        return True
+    if isinstance(value, list | tuple | set | frozenset):
+        return any(_holds_float(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_float(k) or _holds_float(v) for k, v in value.items())
+    return False
+
+
 def _same_literal(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False

@@ -11,8 +11,11 @@ an input look slow). The check's own inputs, the seeds, are recorded by running 
 solution's result (what EvalPlus does to find HumanEval's base inputs).
 
 Protocol: one JSON request a line on stdin (`task_id`, `program`, `test`, `entry_point`,
-`count`), one JSON answer a line on stdout (`task_id`, `bases`, `inputs`: repr text, `tried`,
-`rejected`, `error`), in order. Whatever the dataset code prints goes to /dev/null.
+`count`), one JSON answer a line on stdout (`task_id`, `bases`, `inputs`: repr text, `expected`:
+the canonical answer's repr text for each input where `plain_answer` allows it, else null,
+`tried`, `rejected`, `error`), in order. Whatever the dataset code prints goes to /dev/null. It
+runs with the hash seed of the sandbox's trusted side (`plus._worker`), so an answer whose
+order follows string hashes is the one the sandbox's canonical call would give.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
-from verifier.bench.plus_gen import Args, generate, literal
+from verifier.bench.plus_gen import Args, generate, literal, plain_answer
 
 #: Address space of this process: enough for Hypothesis and any fast canonical call.
 MEMORY_BYTES = 2 * 1024**3
@@ -98,12 +101,17 @@ def record_seeds(timer: CpuTimer, program: str, test: str, entry_point: str) -> 
 
 
 def judge_with(
-    timer: CpuTimer, canonical: Callable[..., Any], budget_end: float, root_atol: float | None = None
+    timer: CpuTimer,
+    canonical: Callable[..., Any],
+    budget_end: float,
+    root_atol: float | None = None,
+    answers: dict[str, str] | None = None,
 ) -> Callable[[Args], str | None]:
     """Why the canonical solution refuses an input (None: it is defined and fast there). With
     `root_atol` (answers checked as roots of the problem's `poly`, `plus.root_atol`): also where
     its own answer is not a root within half that (half: a last-bit difference of the sandbox's
-    math library cannot move a kept input across the line)."""
+    math library cannot move a kept input across the line). `answers` gets the canonical
+    answer's text for each input it accepts (by the input's text) where `plain_answer` allows."""
     poly = getattr(canonical, "__globals__", {}).get("poly") if root_atol is not None else None
 
     def judge(args: Args) -> str | None:
@@ -132,6 +140,8 @@ def judge_with(
             return "the canonical answer is not the same twice (or not equal to itself)"
         if size > MAX_ANSWER_CHARS:
             return "the canonical answer is too large"
+        if answers is not None and root_atol is None and plain_answer(first):
+            answers[repr(args)] = repr(first)
         return None
 
     return judge
@@ -145,12 +155,14 @@ def answer(timer: CpuTimer, request: dict[str, Any]) -> dict[str, Any]:
         canonical, seeds = record_seeds(timer, request["program"], request["test"], request["entry_point"])
     except BaseException as exc:  # noqa: BLE001 - a problem whose canonical will not load gets none
         return {"task_id": task_id, "bases": 0, "inputs": [], "tried": 0, "rejected": {}, "error": repr(exc)[:300]}
-    judge = judge_with(timer, canonical, start + PROBLEM_CPU_S, request.get("root_atol"))
+    answers: dict[str, str] = {}
+    judge = judge_with(timer, canonical, start + PROBLEM_CPU_S, request.get("root_atol"), answers)
     made = generate(seeds, judge, count=int(request["count"]))
     return {
         "task_id": task_id,
         "bases": len(seeds),
         "inputs": made.inputs,
+        "expected": [answers.get(text) for text in made.inputs],
         "tried": made.tried,
         "rejected": made.rejected,
         "cpu_s": round(time.process_time() - start, 3),
