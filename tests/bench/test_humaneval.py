@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -115,6 +116,27 @@ def test_limits_from_the_canonical_solutions_in_the_sandbox(sandbox_image: str, 
     with EvidenceStore(tmp_path / "canonical.jsonl") as cache:
         again = he.evaluate(work, options, canonical_cache=cache)
     assert again.summary["limits_from_canonical"]["measured"] == 0  # served from the cache
+
+
+@pytest.mark.docker
+def test_plus_passes_an_answer_ordered_by_this_sandboxs_string_hashes(sandbox_image: str, tmp_path: Path) -> None:
+    """A canonical solution whose answer follows string hashes (a set's order): the host keeps
+    its answers under its own fixed seed, the sandbox's seed is another, and a candidate with
+    the canonical's own algorithm still passes plus: an answer that is not the host's is asked
+    of the canonical solution in the sandbox, as before answers were shipped. A wrong one fails."""
+    from tests.bench.test_plus import _hash_ordered
+    from verifier.bench import plus as plus_mod
+
+    problem = _hash_ordered()
+    made = plus_mod.make({problem.task_id: problem}, count=30, cache=tmp_path)[0][problem.task_id]
+    assert sum(e is not None and len(ast.literal_eval(e)) >= 3 for e in made.expected) >= 5
+    same = "    return ''.join(set(strings))\n"
+    wrong = "    return ''.join(sorted(set(strings)))[::-1]\n"
+    samples = [he.Sample(problem.task_id, same, {}), he.Sample(problem.task_id, wrong, {})]
+    work = he.Workload({problem.task_id: problem}, samples)
+    options = he.Options(ks=(1,), workers=1, image=sandbox_image, progress=False, plus=True, plus_inputs=30)
+    run = he.evaluate(work, options, plus_cache=tmp_path)
+    assert [ev.ok for ev in run.plus_evidence] == [True, False], [ev.reason for ev in run.plus_evidence]
 
 
 @pytest.mark.docker

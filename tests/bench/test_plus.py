@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import ast
 import json
+import operator
 import os
 import subprocess
 import sys
 import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +28,6 @@ from verifier.bench import (
     plus_worker,
 )
 from verifier.bench import humaneval as he
-from verifier.runner.protocol import BASE_ENV
 
 PROBLEMS = he.load_problems()
 #: Problems with every kind of base input: floats in a list (0), bracket strings (1), words from
@@ -249,10 +250,10 @@ def test_the_plus_suite_ships_the_inputs_and_runs_them(tmp_path: Path) -> None:
 
 
 def _run_plus(
-    tmp_path: Path, made: plus.PlusInputs, off: int = 0
+    tmp_path: Path, made: plus.PlusInputs, answer: Callable[[int, int], int] = operator.add
 ) -> tuple[list[tuple[int, int]], BaseException | None]:
-    """test_plus of HumanEval/53 (add) against a candidate `off` from right, as plain pytest runs
-    it: the calls it made and what it raised."""
+    """test_plus of HumanEval/53 (add) against a candidate that answers `answer`, as plain pytest
+    runs it: the calls it made and what it raised."""
     for name, data in plus.plus_problem(PROBLEMS["HumanEval/53"], made).suite.files.items():
         (tmp_path / name).write_bytes(data)
     module = types.ModuleType("solution")
@@ -260,7 +261,7 @@ def _run_plus(
 
     def add(x: int, y: int) -> int:
         calls.append((x, y))
-        return x + y + off
+        return answer(x, y)
 
     module.add = add  # type: ignore[attr-defined]
     sys.modules["solution"] = module
@@ -275,34 +276,37 @@ def _run_plus(
     return calls, None
 
 
-def test_shipped_canonical_answers_are_what_the_candidate_is_compared_with(tmp_path: Path) -> None:
+def test_a_shipped_canonical_answer_passes_an_equal_one_and_the_canonical_decides_the_rest(tmp_path: Path) -> None:
     inputs = ("[2, 3]", "[4, 5]")
     calls, raised = _run_plus(tmp_path, plus.PlusInputs("HumanEval/53", "d", inputs, 2, 2, expected=("5", None)))
     assert calls[-2:] == [(2, 3), (4, 5)] and raised is None  # the second answer from the canonical solution
-    # a shipped answer is the one compared with (here a wrong one, to see it is used)
-    calls, raised = _run_plus(tmp_path, plus.PlusInputs("HumanEval/53", "d", inputs, 2, 2, expected=("6", None)))
-    assert calls[-1] == (2, 3) and (4, 5) not in calls and raised is not None
+    # (2000, 1): the shipped answer (made wrong here, to see which is used) passes an equal one,
+    # and an answer that differs from it is judged by the canonical solution, as without one
+    made = plus.PlusInputs("HumanEval/53", "d", ("[2000, 1]",), 1, 1, expected=("7",))
+    special = {(2000, 1): 7}
+    assert _run_plus(tmp_path, made, lambda x, y: special.get((x, y), x + y))[1] is None
+    assert _run_plus(tmp_path, made)[1] is None  # 2001: the canonical solution's answer
+    calls, raised = _run_plus(tmp_path, made, lambda x, y: 5 if (x, y) == (2000, 1) else x + y)
+    assert calls[-1] == (2000, 1) and raised is not None
 
 
 def test_a_sample_that_fails_the_problems_own_check_runs_no_plus_input(tmp_path: Path) -> None:
     made = plus.PlusInputs("HumanEval/53", "d", ("[2, 3]", "[4, 5]"), 2, 2, expected=("5", "9"))
-    calls, raised = _run_plus(tmp_path, made, off=1)
+    calls, raised = _run_plus(tmp_path, made, lambda x, y: x + y + 1)
     assert raised is not None and "the plus inputs were not run" in " ".join(raised.__notes__)
     assert (2, 3) not in calls and (4, 5) not in calls
 
 
-def test_the_generator_keeps_exact_answers_only_and_under_the_sandboxs_hash_seed(tmp_path: Path) -> None:
+def test_the_generator_keeps_exact_answers_only_under_a_fixed_hash_seed(tmp_path: Path) -> None:
     # HumanEval/53 answers ints: every answer kept; /2 answers floats: computed in the sandbox.
     made, _ = plus.make({t: PROBLEMS[t] for t in ("HumanEval/53", "HumanEval/2")}, count=10, cache=None)
     add = made["HumanEval/53"]
     assert len(add.expected) == len(add.inputs) == 10
     assert [ast.literal_eval(e or "None") for e in add.expected] == [sum(ast.literal_eval(i)) for i in add.inputs]
     assert made["HumanEval/2"].expected == (None,) * len(made["HumanEval/2"].inputs)
-    # A canonical answer whose order follows string hashes: kept as the sandbox's hash seed
-    # orders it (the trusted side's PYTHONHASHSEED), not as this process's would.
-    line = {**PROBLEMS["HumanEval/28"].line, "canonical_solution": "    return ''.join(set(strings))\n"}
-    hashed = datasets.humaneval_problem(line, "test")
-    made, _ = plus.make({"HumanEval/28": hashed}, count=10, cache=None)
+    # A canonical answer whose order follows string hashes is the same whichever run made it:
+    # the generator's hash seed is fixed (the sandbox's is not: test_humaneval.py).
+    made, _ = plus.make({"HumanEval/28": _hash_ordered()}, count=10, cache=None)
     kept = [(i, e) for i, e in zip(made["HumanEval/28"].inputs, made["HumanEval/28"].expected, strict=True) if e]
     assert sum(len(set(ast.literal_eval(i)[0])) >= 3 for i, _ in kept) >= 3
     probe = "import ast, sys\nfor line in sys.stdin: print(repr(''.join(set(ast.literal_eval(line)[0]))))\n"
@@ -311,10 +315,24 @@ def test_the_generator_keeps_exact_answers_only_and_under_the_sandboxs_hash_seed
         input="".join(i + "\n" for i, _ in kept),
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONHASHSEED": BASE_ENV["PYTHONHASHSEED"]},
+        env={**os.environ, "PYTHONHASHSEED": "0"},
         check=True,
     )
     assert seeded.stdout.splitlines() == [e for _, e in kept]
+
+
+def _hash_ordered() -> datasets.Problem:
+    """HumanEval/28 with a canonical solution whose answer follows string hashes, and a check
+    that it passes."""
+    check = (
+        "\n\ndef check(candidate):\n    assert candidate([]) == ''\n    assert len(candidate(['x', 'y', 'z'])) == 3\n"
+    )
+    line = {
+        **PROBLEMS["HumanEval/28"].line,
+        "canonical_solution": "    return ''.join(set(strings))\n",
+        "test": check,
+    }
+    return datasets.humaneval_problem(line, "test")
 
 
 def test_the_runner_reads_hypothesis_explicit_examples() -> None:

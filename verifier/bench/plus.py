@@ -41,13 +41,12 @@ from typing import IO, Any
 
 from verifier.bench.datasets import DIFFERENTIAL, Problem
 from verifier.bench.passk import PLUS_INPUTS
-from verifier.runner.protocol import BASE_ENV
 from verifier.suite import Manifest, Suite
 
 #: Changes whenever the same problem would get other inputs (it is part of the cache key).
 #: 2: the mutation's choices from a seeded `random.Random`, no longer Hypothesis draws under its
 #: engine (a cold `--plus` spent most of its time in the engine's own work). 3: the canonical
-#: answers kept beside the inputs (`expected`), made under the sandbox's hash seed.
+#: answers kept beside the inputs (`expected`), made under a fixed hash seed.
 GENERATOR_VERSION = 3
 #: EvalPlus's atol for HumanEval+ (its dataset: 1e-6 for /2 and /4, 1e-4 for /32, else 0, which
 #: the comparison reads as 1e-6 for float answers).
@@ -357,9 +356,11 @@ def _worker(err: IO[bytes]) -> Iterator[subprocess.Popen[str]]:
         stderr=err,
         text=True,
         bufsize=1,
-        # The hash seed of the sandbox's trusted side, where the answers are compared: an answer
-        # whose order follows string hashes is the one the canonical solution gives there.
-        env={**os.environ, "PYTHONHASHSEED": BASE_ENV["PYTHONHASHSEED"]},
+        # A fixed hash seed: an answer ordered by string hashes is the same whichever run made
+        # it (the cache does not depend on the process that filled it). The sandbox's seed is
+        # its own: there, an answer that is not the host's is asked of the canonical solution
+        # again (`datasets.DIFFERENTIAL`).
+        env={**os.environ, "PYTHONHASHSEED": "0"},
     )
     try:
         yield proc

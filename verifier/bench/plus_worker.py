@@ -14,8 +14,8 @@ Protocol: one JSON request a line on stdin (`task_id`, `program`, `test`, `entry
 `count`), one JSON answer a line on stdout (`task_id`, `bases`, `inputs`: repr text, `expected`:
 the canonical answer's repr text for each input where `plain_answer` allows it, else null,
 `tried`, `rejected`, `error`), in order. Whatever the dataset code prints goes to /dev/null. It
-runs with the hash seed of the sandbox's trusted side (`plus._worker`), so an answer whose
-order follows string hashes is the one the sandbox's canonical call would give.
+runs under a fixed hash seed (`plus._worker`): an answer ordered by string hashes is the same
+in every run.
 """
 
 from __future__ import annotations
