@@ -320,6 +320,33 @@ def test_plus_verifies_each_sample_again_with_its_plus_suite(
     assert "making plus inputs" not in again.stderr
 
 
+def test_a_plus_pass_counts_only_beside_a_base_pass(
+    tmp_path: Path, fake_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """base + plus passes when both do: a plus suite's own evidence is never the base verdict (a
+    sample whose base job failed and whose plus job passed, as a flaky candidate or a base suite
+    with tests beyond its check can make it, passes base + plus nowhere)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+    def base_fails(job: SandboxJob) -> RawRun:
+        files = read_job(io.BytesIO(job.stdin))
+        assert files is not None
+        if "plus_inputs.txt" in files[2]:
+            return answer(job)
+        record = FailureRecord(test_id="test_humaneval.py::test_check", kind="assertion", summary="an assertion failed")
+        return answer(job, counts=JobCounts(expected=1, passed=0, failed=1), failures=[record])
+
+    fake_sandbox(base_fails)
+    path = samples(tmp_path, {"HumanEval/53": 2})
+    done = bench(str(path), "--plus", "--plus-inputs", "3", "--k", "1")
+    assert done.exit_code == 0, done.output
+    out = summary(done.stdout)
+    assert out["base_vs_plus"] == {"pass@1": {"base": 0.0, "base+plus": 0.0}}
+    assert out["plus"]["passed"] == 0
+    rows = [json.loads(x) for x in Path(f"{path}_results.jsonl").read_text().splitlines()]
+    assert [(r["passed"], r["plus_passed"], r["plus_status"]) for r in rows] == [(False, False, "passed")] * 2
+
+
 def test_plus_jobs_run_in_turn_with_the_base_tests(
     tmp_path: Path, fake_sandbox: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,6 +11,7 @@ import operator
 import os
 import subprocess
 import sys
+import time
 import types
 from collections.abc import Callable
 from pathlib import Path
@@ -269,7 +270,7 @@ def _run_plus(
         space: dict[str, Any] = {"__file__": str(tmp_path / "test_plus.py"), "__name__": "t"}
         exec(compile((tmp_path / "test_plus.py").read_bytes(), "test_plus.py", "exec"), space)
         space["test_plus"]()
-    except AssertionError as exc:
+    except Exception as exc:
         return calls, exc
     finally:
         del sys.modules["solution"]
@@ -288,6 +289,44 @@ def test_a_shipped_canonical_answer_passes_an_equal_one_and_the_canonical_decide
     assert _run_plus(tmp_path, made)[1] is None  # 2001: the canonical solution's answer
     calls, raised = _run_plus(tmp_path, made, lambda x, y: 5 if (x, y) == (2000, 1) else x + y)
     assert calls[-1] == (2000, 1) and raised is not None
+
+
+def test_a_candidates_exception_that_takes_no_note_is_still_what_the_test_raises(tmp_path: Path) -> None:
+    # Its own add_note, or notes that are not a list: the failure is the candidate's exception,
+    # unnamed, never a TypeError of the test's (which would blame the suite).
+    made = plus.PlusInputs("HumanEval/53", "d", ("[2000, 1]",), 1, 1, expected=("2001",))
+
+    def hostile(how: str) -> Callable[[int, int], int]:
+        def add(x: int, y: int) -> int:
+            if (x, y) == (2000, 1):
+                exc = ValueError("no")
+                if how == "notes":
+                    exc.__notes__ = ("tuple",)  # type: ignore[assignment]
+                else:
+                    exc.add_note = "str"  # type: ignore[assignment,method-assign]
+                raise exc
+            return x + y
+
+        return add
+
+    for how in ("notes", "add_note"):
+        _, raised = _run_plus(tmp_path, made, hostile(how))
+        assert type(raised) is ValueError, (how, raised)
+
+
+def test_the_canonical_solution_is_judged_within_the_sandboxs_recursion_room() -> None:
+    # An input the canonical solution answers only deeper than the sandbox lets it (Python's
+    # default limit, below the runner's frames) would be its RecursionError there: refused.
+    space: dict[str, Any] = {}
+    exec("def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\n", space)
+    judge = plus_worker.judge_with(plus_worker.CpuTimer(), space["depth"], time.process_time() + 30)
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(3000)  # as the worker runs
+    try:
+        assert judge([plus_worker.CALL_FRAMES - 100]) is None
+        assert judge([plus_worker.CALL_FRAMES + 100]) == "the canonical solution recursed too deep"
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def test_a_sample_that_fails_the_problems_own_check_runs_no_plus_input(tmp_path: Path) -> None:

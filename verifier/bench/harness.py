@@ -217,12 +217,16 @@ def _verify(
 @dataclass(frozen=True)
 class Part:
     """One run's samples in a batch of several (`run_parts`): `keys[i]` is sample i's task,
-    `mapping[i]` its job; `decided`: jobs whose evidence was made before any sandbox."""
+    `mapping[i]` its job; `decided`: jobs whose evidence was made before any sandbox;
+    `requires`: an earlier part a sample must pass too for its pass here to count (`--plus`:
+    base + plus passes when both do, as EvalPlus counts it; a plus suite's evidence is never
+    taken for the base verdict)."""
 
     keys: Sequence[str]
     jobs: list[Job]
     mapping: list[int]
     decided: Mapping[int, Evidence] | None = None
+    requires: int | None = None
 
 
 def run(
@@ -302,21 +306,31 @@ def run_parts(
         overloaded_retries=overloaded_retries,
     )
     wall = time.monotonic() - started
-    runs = []
+    runs: list[BenchRun] = []
     for p, part in enumerate(parts):
         distinct = [done[where[p, j]] for j in range(len(part.jobs))]
         verified = sum(owner[at] == p for at in ran)
-        summary = _summary(part, distinct, verified, wall, workers, ks)
-        runs.append(BenchRun(evidence=[distinct[j] for j in part.mapping], summary=summary))
+        evidence = [distinct[j] for j in part.mapping]
+        passed = [ev.ok for ev in evidence]
+        if part.requires is not None:
+            passed = [ok and earlier.ok for ok, earlier in zip(passed, runs[part.requires].evidence, strict=True)]
+        summary = _summary(part, distinct, passed, verified, wall, workers, ks)
+        runs.append(BenchRun(evidence=evidence, summary=summary))
     return runs
 
 
 def _summary(
-    part: Part, distinct: list[Evidence], verified: int, wall: float, workers: int, ks: Iterable[int]
+    part: Part,
+    distinct: list[Evidence],
+    passed: list[bool],
+    verified: int,
+    wall: float,
+    workers: int,
+    ks: Iterable[int],
 ) -> dict[str, Any]:
+    """`run`'s summary of one part; `passed`: each sample's verdict (`Part.requires` applied)."""
     keys = part.keys
     evidence = [distinct[j] for j in part.mapping]
-    passed = [ev.ok for ev in evidence]
     # A sample the host was too busy to judge is no failure of the model's: pass@k leaves it out
     # (its task then has fewer samples); the summary counts it under "overloaded".
     judged = [i for i, ev in enumerate(evidence) if ev.fault is not Fault.HOST]

@@ -340,9 +340,8 @@ def evaluate(
             # a pass of its own alone on one worker.
             plus_jobs, plus_mapping = unique_jobs(work.samples, plus[0])
             say(f"plus: {len(plus_jobs)} distinct samples against their problems' plus inputs, in the same batch")
-            parts.append(
-                harness.Part(keys, plus_jobs, plus_mapping, harness.no_code(verifier, plus_jobs, plus_mapping, no_code))
-            )
+            decided = harness.no_code(verifier, plus_jobs, plus_mapping, no_code)
+            parts.append(harness.Part(keys, plus_jobs, plus_mapping, decided, requires=0))
         runs = harness.run_parts(
             verifier,
             parts,
@@ -474,7 +473,8 @@ def write_results(path: Path, run: HumanEvalRun, *, details: bool = False, refer
             problem = run.problems[sample.task_id]
             row = reference_row(sample, ev, problem) if reference else result_row(sample, ev, problem, details=details)
             if plus_ev is not None and not reference:
-                row |= {"plus_passed": plus_ev.ok, "plus_status": plus_ev.status.value}
+                # base + plus passes when both do: the plus suite's own evidence is not the base verdict
+                row |= {"plus_passed": ev.ok and plus_ev.ok, "plus_status": plus_ev.status.value}
                 row["plus_evidence_id"] = plus_ev.evidence_id
                 if details:
                     row["plus_failures"] = failure_details(plus_ev, run.plus_problems[sample.task_id])

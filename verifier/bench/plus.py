@@ -46,8 +46,9 @@ from verifier.suite import Manifest, Suite
 #: Changes whenever the same problem would get other inputs (it is part of the cache key).
 #: 2: the mutation's choices from a seeded `random.Random`, no longer Hypothesis draws under its
 #: engine (a cold `--plus` spent most of its time in the engine's own work). 3: the canonical
-#: answers kept beside the inputs (`expected`), made under a fixed hash seed.
-GENERATOR_VERSION = 3
+#: answers kept beside the inputs (`expected`), made under a fixed hash seed. 4: the canonical
+#: solution judged within the recursion room it has in the sandbox (`plus_worker.CALL_FRAMES`).
+GENERATOR_VERSION = 4
 #: EvalPlus's atol for HumanEval+ (its dataset: 1e-6 for /2 and /4, 1e-4 for /32, else 0, which
 #: the comparison reads as 1e-6 for float answers).
 ATOL = {"HumanEval/2": 1e-6, "HumanEval/4": 1e-6, "HumanEval/32": 1e-4}
@@ -89,9 +90,19 @@ with open(os.path.join(os.path.dirname(__file__), "humaneval_check.py"), "rb") a
     exec(compile(_fh.read(), "humaneval_check.py", "exec", dont_inherit=True), _base)
 
 
-# The problem's own check first: a sample that fails it fails base + plus there, and its plus
-# inputs are not run (what a plus input would add to that verdict is nothing but its cost, a
-# whole time limit for one that loops). Then the inputs in their order. The first that fails
+def _note(exc, text):
+    # BaseException's own add_note: the exception may be the candidate's, with an add_note or
+    # __notes__ of its own; where its notes take no other, the failure stands, unnamed.
+    try:
+        BaseException.add_note(exc, text)
+    except Exception:
+        pass
+
+
+# The problem's own check first (the host counts a plus pass only with the base suite's too):
+# a sample that fails it fails base + plus there, and its plus inputs are not run
+# (what a plus input would add to that verdict is nothing but its cost, a whole time limit for
+# one that loops). Then the inputs in their order. The first that fails
 # ends the test and is named, in the words the runner reads from Hypothesis' explicit examples,
 # as the evidence's falsifying example: the input's own text, as the host wrote it, before the
 # candidate saw it.
@@ -99,7 +110,7 @@ def test_plus():
     try:
         _base["test_check"]()
     except Exception as _exc:
-        _exc.add_note("(the problem's own check failed: the plus inputs were not run)")
+        _note(_exc, "(the problem's own check failed: the plus inputs were not run)")
         raise
     _inputs = ast.literal_eval("[" + ",".join(PLUS) + "]")  # one parse, not one an input
     _known = ast.literal_eval("[" + ",".join(_text or "..." for _text in EXPECTED) + "]")
@@ -108,7 +119,7 @@ def test_plus():
         try:
             _check(_args, lambda: next(_answers), _expected)
         except Exception as _exc:
-            _exc.add_note("Falsifying explicit example: test_plus(args=" + _text + ")")
+            _note(_exc, "Falsifying explicit example: test_plus(args=" + _text + ")")
             raise
 """
 )

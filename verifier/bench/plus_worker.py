@@ -21,6 +21,7 @@ in every run.
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import os
 import random
@@ -47,6 +48,10 @@ PROBLEM_CPU_S = 30.0
 MAX_ANSWER_CHARS = 20_000
 #: Seeds recorded at most (some checks call the candidate in a loop of random inputs).
 MAX_SEEDS = 200
+#: Frames a canonical call may use here: in the sandbox the trusted side calls it under Python's
+#: default recursion limit (1,000) with the runner's and the test's frames below it (well under
+#: 200), so an input it answers here only deeper than this would be its RecursionError there.
+CALL_FRAMES = 800
 
 
 class Slow(BaseException):
@@ -100,6 +105,20 @@ def record_seeds(timer: CpuTimer, program: str, test: str, entry_point: str) -> 
     return canonical, [s for s in seeds if literal(s)]
 
 
+@contextmanager
+def _frames(room: int) -> Iterator[None]:
+    """A recursion limit `room` frames above this one's, for the block."""
+    depth, frame = 0, inspect.currentframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + room)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
 def judge_with(
     timer: CpuTimer,
     canonical: Callable[..., Any],
@@ -118,7 +137,7 @@ def judge_with(
         if time.process_time() > budget_end:
             return "the problem's generation budget was spent"
         try:
-            with timer.limit(CALL_CPU_S):
+            with timer.limit(CALL_CPU_S), _frames(CALL_FRAMES):
                 first = canonical(*copy.deepcopy(args))
                 again = canonical(*copy.deepcopy(args))
                 if root_atol is not None and not (poly is not None and abs(poly(*args, first)) <= root_atol / 2):
