@@ -347,6 +347,33 @@ def test_a_plus_pass_counts_only_beside_a_base_pass(
     assert [(r["passed"], r["plus_passed"], r["plus_status"]) for r in rows] == [(False, False, "passed")] * 2
 
 
+@pytest.mark.raw_overload
+def test_a_sample_whose_base_run_stayed_overloaded_is_out_of_base_plus_too(
+    tmp_path: Path, fake_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A base verdict the host was too busy to give is no failure of the model's, in base + plus
+    either: the sample is left out of both pass@k, not counted as failing plus."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr("verifier.batch.BACKOFF_S", 0.0)
+
+    def first_base_busy(job: SandboxJob) -> RawRun:
+        files = read_job(io.BytesIO(job.stdin))
+        assert files is not None
+        first = not any(b"# 2" in data for data in files[1].values())
+        if "plus_inputs.txt" not in files[2] and first:  # the first sample's base job, every try
+            return busy(job)
+        return answer(job)
+
+    fake_sandbox(first_base_busy)
+    path = tmp_path / "two.jsonl"
+    line = {"task_id": "HumanEval/53", "completion": PROBLEMS["HumanEval/53"].line["canonical_solution"]}
+    path.write_text(json.dumps(line) + "\n" + json.dumps({**line, "completion": line["completion"] + "# 2\n"}) + "\n")
+    done = bench(str(path), "--plus", "--plus-inputs", "3", "--k", "1")
+    assert done.exit_code == 3, done.stderr  # one sample stayed overloaded
+    out = summary(done.stdout)
+    assert out["base_vs_plus"] == {"pass@1": {"base": 1.0, "base+plus": 1.0}}  # the other sample alone
+
+
 def test_plus_jobs_run_in_turn_with_the_base_tests(
     tmp_path: Path, fake_sandbox: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

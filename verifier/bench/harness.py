@@ -311,29 +311,37 @@ def run_parts(
         distinct = [done[where[p, j]] for j in range(len(part.jobs))]
         verified = sum(owner[at] == p for at in ran)
         evidence = [distinct[j] for j in part.mapping]
-        passed = [ev.ok for ev in evidence]
-        if part.requires is not None:
-            passed = [ok and earlier.ok for ok, earlier in zip(passed, runs[part.requires].evidence, strict=True)]
-        summary = _summary(part, distinct, passed, verified, wall, workers, ks)
+        required = runs[part.requires].evidence if part.requires is not None else evidence
+        passed = [ev.ok and earlier.ok for ev, earlier in zip(evidence, required, strict=True)]
+        # Judged only where both verdicts are on the model: one the host was too busy to give
+        # leaves the sample out of this part's pass@k too.
+        judged = [i for i, pair in enumerate(zip(evidence, required, strict=True)) if all(_judged(ev) for ev in pair)]
+        summary = _summary(part, distinct, passed, judged, verified, wall, workers, ks)
         runs.append(BenchRun(evidence=evidence, summary=summary))
     return runs
+
+
+def _judged(ev: Evidence) -> bool:
+    """Whether `ev` is a verdict on the model (not the host's being too busy to give one)."""
+    return ev.fault is not Fault.HOST
 
 
 def _summary(
     part: Part,
     distinct: list[Evidence],
     passed: list[bool],
+    judged: list[int],
     verified: int,
     wall: float,
     workers: int,
     ks: Iterable[int],
 ) -> dict[str, Any]:
-    """`run`'s summary of one part; `passed`: each sample's verdict (`Part.requires` applied)."""
+    """`run`'s summary of one part; `passed`: each sample's verdict, `judged`: the samples whose
+    verdict is on the model (`Part.requires` applied to both)."""
     keys = part.keys
     evidence = [distinct[j] for j in part.mapping]
     # A sample the host was too busy to judge is no failure of the model's: pass@k leaves it out
     # (its task then has fewer samples); the summary counts it under "overloaded".
-    judged = [i for i, ev in enumerate(evidence) if ev.fault is not Fault.HOST]
     scores = pass_at_ks([keys[i] for i in judged], [passed[i] for i in judged], ks)
     return {
         "samples": len(evidence),
