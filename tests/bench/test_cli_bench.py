@@ -395,7 +395,7 @@ def test_plus_jobs_run_in_turn_with_the_base_tests(
     assert done.exit_code == 0, done.output
     assert order == [False, True, False, False, True]
     out = summary(done.stdout)
-    assert out["verified"] == 3 and out["plus"]["verified"] == 2
+    assert out["verified"] == 3 and out["plus"]["verified"] == 3  # /39's one job ran now, for both
     rows = [json.loads(x) for x in Path(f"{path}_results.jsonl").read_text().splitlines()]
     assert [(r["passed"], r["plus_passed"]) for r in rows] == [(True, True)] * 3
 
@@ -548,6 +548,64 @@ def test_eval_results_json_has_evalplus_layout(tmp_path: Path, fake_sandbox: Any
     assert hang["base_fail_tests"] == [problems[1]["base_input"][2]]
     assert got["pass_at_k"] == {"base": {"pass@1": 0.5}, "plus": {"pass@1": 0.25}}
     assert got["hash"] == hashlib.md5(EVALPLUS_PROBLEMS.read_bytes()).hexdigest()
+
+
+def test_eval_results_json_keeps_the_datasets_plus_inputs_under_plus(
+    tmp_path: Path, fake_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--plus on EvalPlus problems (which carry their plus inputs: their plus suite is their own):
+    a sample failing one of the dataset's plus inputs fails plus in eval_results.json too, as in
+    the summary and the results file (it was read from the suite's base tests alone: a pass)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fake_sandbox(evalplus_judge)
+    path = evalplus_samples(tmp_path)
+    done = bench(str(path), "--problems", str(EVALPLUS_PROBLEMS), "--dataset", "humaneval", "--k", "1", "--plus")
+    assert done.exit_code == 0, done.output
+    got = json.loads((tmp_path / "samples.eval_results.json").read_text())
+    _ok, plus_fails = got["eval"]["HumanEval/53"]
+    assert (plus_fails["base_status"], plus_fails["plus_status"], plus_fails["plus_fail_tests"]) == (
+        "pass",
+        "fail",
+        [[-3, 3]],
+    )
+    rows = [json.loads(line) for line in Path(f"{path}_results.jsonl").read_text().splitlines()]
+    assert [r["plus_passed"] for r in rows[:2]] == [True, False]
+    assert got["pass_at_k"]["plus"] == {"pass@1": summary(done.stdout)["base_vs_plus"]["pass@1"]["base+plus"]}
+
+
+@pytest.mark.raw_overload
+@pytest.mark.parametrize("which", ["base", "plus"])
+def test_a_run_that_stayed_overloaded_is_out_of_every_pass_at_k(
+    tmp_path: Path, fake_sandbox: Any, monkeypatch: pytest.MonkeyPatch, which: str
+) -> None:
+    """The second sample's base or plus run stays overloaded: the summary, eval_results.json and
+    the report leave it out of base + plus's pass@k alike (and out of base's when its base run
+    did), never a failure of the model's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr("verifier.batch.BACKOFF_S", 0.0)
+
+    def second_busy(job: SandboxJob) -> RawRun:
+        files = read_job(io.BytesIO(job.stdin))
+        assert files is not None
+        second = any(b"# 2" in data for data in files[1].values())
+        if second and ("plus_inputs.txt" in files[2]) == (which == "plus"):
+            return busy(job)
+        return answer(job)
+
+    fake_sandbox(second_busy)
+    path = tmp_path / "two.jsonl"
+    line = {"task_id": "HumanEval/53", "completion": PROBLEMS["HumanEval/53"].line["canonical_solution"]}
+    path.write_text(json.dumps(line) + "\n" + json.dumps({**line, "completion": line["completion"] + "# 2\n"}) + "\n")
+    done = bench(str(path), "--plus", "--plus-inputs", "3", "--k", "1", "--report", str(tmp_path / "report"))
+    assert done.exit_code == 3, done.stderr
+    assert summary(done.stdout)["base_vs_plus"] == {"pass@1": {"base": 1.0, "base+plus": 1.0}}
+    got = json.loads((tmp_path / "two.eval_results.json").read_text())
+    assert got["pass_at_k"] == {"base": {"pass@1": 1.0}, "plus": {"pass@1": 1.0}}
+    from verifier.bench.report_data import collect
+
+    data = collect(Path(f"{path}_results.jsonl"), ks=(1,))
+    assert data.pass_at_k == {"pass@1": 1.0} and data.plus_pass_at_k == {"pass@1": 1.0}
+    assert data.problems[0].plus_pass_at_k == {"pass@1": 1.0}
 
 
 def test_evalplus_option_names(tmp_path: Path, fake_sandbox: Any) -> None:

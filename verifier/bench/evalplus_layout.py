@@ -9,8 +9,9 @@ The layout (EvalPlus's `evalplus/evaluate.py`)::
 
 Statuses are EvalPlus's words, "pass", "fail" or "timeout"; `plus_status` is null with
 `--base-only` (and for a problem without plus inputs when `--plus` did not run); a sample the
-verifier could not judge (infra_error, overloaded: not the model's doing) has null statuses and
-counts as not passed, as the command's exit status 2 says. A failing status lists the failing
+verifier could not judge (infra_error, overloaded: not the model's doing) has null statuses; an
+infra_error counts as not passed, as in the summary's pass@k, and one that stayed overloaded
+(the host's doing) is left out of pass@k, base + plus too when either run of it was. A failing status lists the failing
 inputs (EvalPlus problems: the dataset's inputs, as the problems file has them): only the first
 one, or every one with `test_details`. `hash` is the md5 of the problems file's bytes (EvalPlus
 hashes its dataset file the same way). pass@k is reported for each k every task has at least k
@@ -30,7 +31,7 @@ from typing import Any, Literal
 from verifier.bench.datasets import Problem
 from verifier.bench.humaneval import HumanEvalRun, candidate_source
 from verifier.bench.passk import pass_at_k
-from verifier.evidence import Evidence, FailureKind, Status, is_verdict
+from verifier.evidence import Evidence, FailureKind, Fault, Status, is_verdict
 
 Dataset = Literal["humaneval", "mbpp"]
 #: The task id's prefix of each dataset (HumanEval/0, Mbpp/2).
@@ -91,15 +92,21 @@ def layout(
     """The EvalPlus results document of a finished run."""
     plus_evidence: Sequence[Evidence | None] = run.plus_evidence or [None] * len(run.samples)
     results: dict[str, list[dict[str, Any]]] = {}
+    #: Per task, each sample's (base judged, plus judged): a verdict the host was too busy to
+    #: give (overloaded) is no failure of the model's, and out of pass@k, as in the summary.
+    judged: dict[str, list[tuple[bool, bool]]] = {}
     for sample, ev, plus_ev in zip(run.samples, run.evidence, plus_evidence, strict=True):
         problem = run.problems[sample.task_id]
         groups = _statuses(ev, problem, test_details)
         has_plus = any(name.startswith("test_plus_") for name in problem.inputs)
         plus_status, plus_fails = groups["plus"] if has_plus else (None, [])
-        if plus_ev is not None:  # --plus: the sample under base + generated inputs
-            plus_status, plus_fails = _statuses(plus_ev, run.plus_problems[sample.task_id], test_details)["base"]
+        if plus_ev is not None:  # --plus: the sample under base + generated inputs, its whole suite
+            plus_status, plus_fails = _whole(_statuses(plus_ev, run.plus_problems[sample.task_id], test_details))
         if base_only:
             plus_status, plus_fails = None, []
+        base_judged = ev.fault is not Fault.HOST
+        plus_judged = base_judged and (plus_ev is None or plus_ev.fault is not Fault.HOST)
+        judged.setdefault(sample.task_id, []).append((base_judged, plus_judged))
         results.setdefault(sample.task_id, []).append(
             {
                 "task_id": sample.task_id,
@@ -110,18 +117,33 @@ def layout(
                 "plus_fail_tests": plus_fails,
             }
         )
-    totals = [len(rows) for rows in results.values()]
-    base = [sum(r["base_status"] == "pass" for r in rows) for rows in results.values()]
-    plus = [sum(r["base_status"] == r["plus_status"] == "pass" for r in rows) for rows in results.values()]
-    pass_at: dict[str, dict[str, float]] = {"base": _pass_at(totals, base)}
+    tasks = list(results)
+    base_rows = [[r for r, (ok, _) in zip(results[t], judged[t], strict=True) if ok] for t in tasks]
+    plus_rows = [[r for r, (_, ok) in zip(results[t], judged[t], strict=True) if ok] for t in tasks]
+    base = [sum(r["base_status"] == "pass" for r in rows) for rows in base_rows]
+    plus = [sum(r["base_status"] == r["plus_status"] == "pass" for r in rows) for rows in plus_rows]
+    pass_at: dict[str, dict[str, float]] = {"base": _pass_at([len(rows) for rows in base_rows], base)}
     if not base_only and any(r["plus_status"] is not None for rows in results.values() for r in rows):
-        pass_at["plus"] = _pass_at(totals, plus)
+        pass_at["plus"] = _pass_at([len(rows) for rows in plus_rows], plus)
     return {
         "date": (now or datetime.now()).strftime("%Y-%m-%d %H:%M"),
         "hash": hashlib.md5(problems_file.read_bytes(), usedforsecurity=False).hexdigest(),
         "eval": results,
         "pass_at_k": pass_at,
     }
+
+
+def _whole(groups: dict[str, tuple[str | None, list[Any]]]) -> tuple[str | None, list[Any]]:
+    """One status for every group of a suite's tests (a `--plus` suite's whole verdict: an
+    EvalPlus problem's plus suite is its own, with its test_plus_<i> tests among them)."""
+    statuses = [status for status, _ in groups.values()]
+    fails = [item for _, items in groups.values() for item in items]
+    if None in statuses:
+        return None, []
+    for worst in ("timeout", "fail"):
+        if worst in statuses:
+            return worst, fails
+    return "pass", []
 
 
 def _pass_at(totals: list[int], correct: list[int]) -> dict[str, float]:

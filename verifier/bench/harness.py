@@ -280,7 +280,6 @@ def run_parts(
     # The batch: each distinct job once, the parts' jobs in turn. The same candidate against the
     # same suite in two parts (a problem without plus inputs keeps its base suite) is one job.
     batch: list[Job] = []
-    owner: list[int] = []  # the part whose job each batch entry is (its `verified` count)
     decided: dict[int, Evidence] = {}
     seen: dict[tuple[str, int], int] = {}
     where: dict[tuple[int, int], int] = {}  # (part, job) -> batch index
@@ -292,7 +291,6 @@ def run_parts(
             at = seen.setdefault((candidate.sha256, id(suite)), len(batch))
             if at == len(batch):
                 batch.append(job)
-                owner.append(p)
                 if part.decided is not None and j in part.decided:
                     decided[at] = part.decided[j]
             where[p, j] = at
@@ -306,10 +304,11 @@ def run_parts(
         overloaded_retries=overloaded_retries,
     )
     wall = time.monotonic() - started
+    ran_now = set(ran)
     runs: list[BenchRun] = []
     for p, part in enumerate(parts):
         distinct = [done[where[p, j]] for j in range(len(part.jobs))]
-        verified = sum(owner[at] == p for at in ran)
+        verified = sum(where[p, j] in ran_now for j in range(len(part.jobs)))  # run now, for it or beside it
         evidence = [distinct[j] for j in part.mapping]
         required = runs[part.requires].evidence if part.requires is not None else evidence
         passed = [ev.ok and earlier.ok for ev, earlier in zip(evidence, required, strict=True)]

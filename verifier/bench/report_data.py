@@ -170,28 +170,37 @@ def judged(row: dict[str, Any]) -> bool:
     return row.get("status") != Status.OVERLOADED.value
 
 
+def plus_judged(row: dict[str, Any]) -> bool:
+    """Whether a results line holds a base + plus verdict on the model: neither run of it stayed
+    `overloaded` (out of base + plus's pass@k then, as in the run's own)."""
+    return judged(row) and row.get("plus_status") != Status.OVERLOADED.value
+
+
 def per_problem(rows: Sequence[dict[str, Any]], ks: Sequence[int]) -> list[ProblemRow]:
     """Each task's samples, passes and pass@k (for each k up to its sample count), in the
     order the tasks first appear."""
     base: dict[str, list[bool]] = {}
     plus: dict[str, list[bool | None]] = {}
+    judged_plus: dict[str, list[bool]] = {}  # a line whose plus run stayed overloaded: left out
     for row in rows:
         base.setdefault(task_of(row), []).append(row["passed"])
         plus.setdefault(task_of(row), []).append(plus_of(row))
+        judged_plus.setdefault(task_of(row), [])
+        if plus_judged(row):
+            judged_plus[task_of(row)].append(bool(plus_of(row)))
     out = []
     for task, verdicts in base.items():
         n, c = len(verdicts), sum(verdicts)
-        plus_verdicts = plus[task]
-        has_plus = all(v is not None for v in plus_verdicts)
-        pc = sum(bool(v) for v in plus_verdicts) if has_plus else None
+        has_plus = all(v is not None for v in plus[task])
+        pn, pc = len(judged_plus[task]), sum(judged_plus[task])
         out.append(
             ProblemRow(
                 task=task,
                 samples=n,
                 passed=c,
                 pass_at_k={f"pass@{k}": pass_at_k(n, c, k) for k in ks if k <= n},
-                plus_passed=pc,
-                plus_pass_at_k=None if pc is None else {f"pass@{k}": pass_at_k(n, pc, k) for k in ks if k <= n},
+                plus_passed=pc if has_plus else None,
+                plus_pass_at_k={f"pass@{k}": pass_at_k(pn, pc, k) for k in ks if k <= pn} if has_plus else None,
             )
         )
     return out
@@ -298,8 +307,9 @@ def collect(
     problems = per_problem(verdicts, ks)
     scores = pass_at_ks([task_of(r) for r in verdicts], [r["passed"] for r in verdicts], ks)
     has_plus = all(p.plus_passed is not None for p in problems)
+    plus_rows = [r for r in verdicts if plus_judged(r)]
     plus_scores = (
-        pass_at_ks([task_of(r) for r in verdicts], [bool(plus_of(r)) for r in verdicts], ks) if has_plus else None
+        pass_at_ks([task_of(r) for r in plus_rows], [bool(plus_of(r)) for r in plus_rows], ks) if has_plus else None
     )
     caught = [_plus_row(r, store) for r in rows if r["passed"] and plus_of(r) is False] if has_plus else None
     statuses = Counter(str(r.get("status", "passed" if r["passed"] else "failed")) for r in rows)
