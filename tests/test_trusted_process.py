@@ -90,3 +90,24 @@ def test_every_shared_job_draws_the_same_random_numbers(pool: Verifier, tmp_path
     outputs = {pool.check(CANDIDATE, suite).candidate_output_untrusted for _ in range(3)}
     assert len(outputs) == 1 and next(iter(outputs)).strip()  # as when each job ran in a fork of the same server
     assert _stats(pool) == (1, 0)
+
+
+@pytest.mark.slow
+def test_every_shared_job_draws_the_same_numpy_random_numbers(pool: Verifier, tmp_path: Path) -> None:
+    # numpy preloaded in the server (an environment's, `protocol.data_preload`): its global random
+    # state is the server's, put back after each job as `random`'s is. The requirement lines are
+    # examples/dataframes' (the same environment image: nothing more to build).
+    suite = _suite(
+        tmp_path,
+        "numpy_draw",
+        "import numpy as np\nfrom solution import echo\n\n"
+        "def test_draw():\n    echo(float(np.random.rand()))\n    np.random.seed(0)\n",
+    )
+    (suite / "suite.toml").write_text(
+        'runner = "direct"\ntrusted_process = "shared"\nrequirements = ["numpy>=2,<3", "pandas==2.*"]\n'
+    )
+    evidence = [pool.check(CANDIDATE, suite) for _ in range(3)]
+    assert all(ev.ok and ev.trusted_process == "shared" for ev in evidence), [ev.reason for ev in evidence]
+    outputs = {ev.candidate_output_untrusted for ev in evidence}
+    # Not numpy's first draw after seed(0), which a job after the first would see without it.
+    assert len(outputs) == 1 and float(next(iter(outputs))) != 0.5488135039273248, outputs

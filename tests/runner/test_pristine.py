@@ -36,10 +36,11 @@ class Kept:
 PROBE_UID = 3_000_000 + os.getpid()
 
 
-def _run(tmp_path: Path, body: str) -> object:
-    """Run `body` after the snapshot `before`, in a function: __main__'s own names stay as they were."""
+def _run(tmp_path: Path, body: str, preamble: str = "") -> object:
+    """Run `body` after the snapshot `before` (`preamble` before it, at module level), in a
+    function: __main__'s own names stay as they were."""
     steps = textwrap.indent("before = pristine.Pristine()\n" + textwrap.dedent(body), "    ")
-    script = f"{PRELUDE}\ndef scenario():\n    global Kept\n{steps}\n\nscenario()\n"
+    script = f"{PRELUDE}{preamble}\ndef scenario():\n    global Kept\n{steps}\n\nscenario()\n"
     done = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path), str(PROBE_UID)],
         capture_output=True,
@@ -64,6 +65,29 @@ def test_modules_a_job_imported_are_dropped_and_random_is_put_back(tmp_path: Pat
     print(json.dumps([left, "colorsys" in sys.modules, random.random() == first]))
     """
     assert _run(tmp_path, body) == [[], False, True]
+
+
+def test_numpy_s_global_random_state_is_put_back_when_numpy_was_preloaded(tmp_path: Path) -> None:
+    # An environment's preload imports numpy before the first job: its global RandomState is then
+    # the server's, and a job's seed or draws would reach the next job's tests as they never do
+    # in a fork of the server. Put back as `random`'s is.
+    body = """
+    first = float(numpy.random.rand())
+    numpy.random.seed(12345)
+    numpy.random.rand(7)
+    left = before.settle()
+    again = float(numpy.random.rand())
+    numpy.random.rand(3)
+    print(json.dumps([left, again == first, before.settle(), float(numpy.random.rand()) == first]))
+    """
+    assert _run(tmp_path, body, preamble="import numpy\n") == [[], True, [], True]
+
+
+def test_numpy_is_never_imported_by_the_snapshot(tmp_path: Path) -> None:
+    body = """
+    print(json.dumps([before.numpy_random is None, "numpy" in sys.modules]))
+    """
+    assert _run(tmp_path, body) == [True, False]
 
 
 def test_a_submodule_a_job_imported_is_unbound_from_its_package(tmp_path: Path) -> None:

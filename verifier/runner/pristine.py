@@ -8,8 +8,8 @@ after each job `Pristine.settle` puts back what a job may change on purpose and 
 rest with the server as it was before its first job:
 
 - put back: modules the job imported (dropped, so the next job imports them afresh, and unbound
-  from their package when it was there before) and the `random` module's state (every job
-  starts from the same one, as every fork did);
+  from their package when it was there before) and the `random` module's state, and numpy's
+  global one when numpy was preloaded (every job starts from the same ones, as every fork did);
 - compared: every module's attributes (the objects bound, and the attributes of every class a
   module defines), `sys` settings (path, hooks, recursion limit, trace and profile functions,
   integer digit limit), the environment, the working directory, warning filters, exit
@@ -105,6 +105,18 @@ def _state() -> dict[str, object]:
     }
 
 
+def _numpy_random() -> Any:
+    """numpy's global RandomState (what `numpy.random.seed` and `numpy.random.rand` use) when
+    numpy is imported, else None (numpy itself is never imported here). `numpy.random` is
+    imported with it when numpy alone was: a job's import of it would be dropped after the job,
+    but its extension module's state would not (an extension is initialised once a process)."""
+    if "numpy" not in sys.modules:
+        return None
+    import importlib
+
+    return getattr(importlib.import_module("numpy.random.mtrand"), "_rand", None)
+
+
 def _same(a: object, b: object) -> bool:
     try:
         return bool(a == b)  # identical objects compare equal without calling their __eq__
@@ -117,6 +129,10 @@ class Pristine:
 
     def __init__(self) -> None:
         self.threads = threading.active_count()
+        #: numpy's global random state, when numpy was imported before the first job (an
+        #: environment's preload, `protocol.data_preload`): its draws are put back like `random`'s.
+        self.numpy_random = _numpy_random()
+        self.numpy_state = None if self.numpy_random is None else self.numpy_random.get_state()
         self.module_objects = dict(sys.modules)
         self.random_state = random.getstate()
         namespaces = _namespaces()
@@ -141,6 +157,8 @@ class Pristine:
             if owner is not None and vars(owner).get(child) is module:
                 delattr(owner, child)
         random.setstate(self.random_state)
+        if self.numpy_random is not None:
+            self.numpy_random.set_state(self.numpy_state)
         deadline = time.monotonic() + THREADS_GRACE_S
         while threading.active_count() > self.threads and time.monotonic() < deadline:
             time.sleep(0.002)  # its candidate's output readers end once the reset closed their pipes
