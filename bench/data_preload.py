@@ -9,15 +9,25 @@ one run, interleaved, end to end as a user runs it (`Verifier.check` on a `reuse
   - packages, after: the same with them preloaded (`protocol.data_preload`: the zygote and the
     trusted server import them once, before any fork).
 
-Beside them, the same two suites with plain pytest on the host (suite and candidate in one
-process, unsandboxed, Hypothesis set as the runner sets it; the host's own numpy/pandas): what
-the tasks themselves cost, so the sandbox's share of the gap shows.
+Beside them, what the tasks themselves cost, so the sandbox's share of the gap shows:
+
+  - plain pytest in the environment image (suite and candidate in one process, no runner, a
+    container of the same image, its numpy/pandas; Hypothesis set as the runner sets it). The
+    session is timed after pytest, Hypothesis and the case's packages are imported, as our
+    pools import them before any job: pytest's own time for the 4 tests (collection included).
+    The sandbox's share of a check is its wall time less that;
+  - plain pytest on the host (the host's own numpy/pandas), whole process and pytest's time.
 
 "before" is this code with `data_preload` answering "" (what every job asked for before), so
 the three measures share one run, one machine load and one pool (its pools are keyed by image
 and preload). The first check of each (which starts its containers) is not counted.
 
-    python bench/data_preload.py [--runs 7]
+    python bench/data_preload.py [--runs 7] [--other-image TAG]
+
+--other-image TAG adds two columns in the same run, interleaved: the plain twin and the data
+suite (preloaded) on a sandbox image built from another checkout (`git worktree add DIR REV`,
+then `python -m verifier image build` there, PYTHONPATH=DIR: it prints the tag), named
+`plain@other` and `packages_after@other`.
 
 Writes bench/results/data-preload-<timestamp>.json. Not part of the test suite.
 """
@@ -25,6 +35,7 @@ Writes bench/results/data-preload-<timestamp>.json. Not part of the test suite.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -94,6 +105,42 @@ def plain_pytest(case: str) -> tuple[float, float]:
     return round(wall, 3), float(found.group(1))
 
 
+IN_IMAGE = (
+    "import sys, time\n"
+    "import pytest, hypothesis, hypothesis.strategies\n"
+    "for name in sys.argv[1].split(','):\n"
+    "    if name:\n"
+    "        __import__(name); __import__('hypothesis.extra.' + name)\n"
+    "started = time.monotonic()\n"
+    "code = pytest.main(['-q', '-p', 'no:cacheprovider', '.'])\n"
+    "print('SESSION', time.monotonic() - started)\n"
+    "sys.exit(int(code))\n"
+)
+
+
+def plain_pytest_in_image(case: str, image_id: str) -> float:
+    """pytest's time for the case's suite in a container of the environment image, its packages
+    (numpy, pandas for the data suite) imported before the session, as our pools preload them."""
+    candidate, suite, _ = CASES[case]
+    with tempfile.TemporaryDirectory(prefix="data-preload-") as tmp:
+        root = Path(tmp)
+        shutil.copytree(suite, root / "suite")
+        shutil.copy(candidate, root / "suite" / "solution.py")
+        (root / "suite" / "suite.toml").unlink(missing_ok=True)
+        (root / "suite" / "conftest.py").write_text(PLAIN_PROFILE.format(n=25))
+        os.chmod(root, 0o755)
+        preload = "numpy,pandas" if case.startswith("packages") else ""
+        cmd = ["docker", "run", "--rm", "--network", "none", "--cpus", "1", "--memory", "1g"]
+        cmd += ["-v", f"{root / 'suite'}:/w:ro", "-w", "/w", "-e", "PYTHONPATH=/w", "-e", "PYTHONDONTWRITEBYTECODE=1"]
+        cmd += ["-e", "OPENBLAS_NUM_THREADS=1", "-e", "TZ=UTC", "--entrypoint", "python3", image_id]
+        cmd += ["-c", IN_IMAGE, preload]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    found = re.search(r"^SESSION ([0-9.]+)$", done.stdout, re.M)
+    if done.returncode != 0 or found is None or "4 passed" not in done.stdout:
+        raise SystemExit(f"plain pytest in the image on {case}: exit {done.returncode}: {done.stdout[-500:]}")
+    return round(float(found.group(1)), 3)
+
+
 def parts(evidence: Evidence) -> dict[str, float]:
     d = evidence.durations
     return {
@@ -108,28 +155,54 @@ def parts(evidence: Evidence) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--other-image", default=None, help="a sandbox image built from another checkout")
     args = parser.parse_args()
+    other_cases = ("plain", "packages_after") if args.other_image else ()
     build(connect())
     load_before = os.getloadavg()
-    rows: dict[str, list[float]] = {case: [] for case in CASES}
-    split: dict[str, list[dict[str, float]]] = {case: [] for case in CASES}
+    rows: dict[str, list[float]] = {case: [] for case in (*CASES, *(f"{c}@other" for c in other_cases))}
+    split: dict[str, list[dict[str, float]]] = {case: [] for case in rows}
     config = PoolConfig(policy="reuse", size=1, max_uses=1000)
     host: dict[str, dict[str, list[float]]] = {c: {"wall_s": [], "tests_s": []} for c in ("plain", "packages_after")}
-    with Verifier.pooled(config, image=image_tag(), limits=LIMITS) as verifier:
+    in_image: dict[str, list[float]] = {c: [] for c in ("plain", "packages_after")}
+    env_image = ""
+    with contextlib.ExitStack() as stack:
+        verifier = stack.enter_context(Verifier.pooled(config, image=image_tag(), limits=LIMITS))
+        other = (
+            stack.enter_context(Verifier.pooled(config, image=args.other_image, limits=LIMITS)) if other_cases else None
+        )
         for case in CASES:
-            timed(verifier, case)  # starts that pool's container; not counted
+            _, first = timed(verifier, case)  # starts that pool's container; not counted
+            if first.environment is not None:
+                env_image = first.environment.image_id
+        for case in other_cases:
+            assert other is not None
+            timed(other, case)
         for _ in range(args.runs):
             for case in CASES:
                 total, evidence = timed(verifier, case)
                 rows[case].append(round(total, 3))
                 split[case].append(parts(evidence))
+            for case in other_cases:
+                assert other is not None
+                total, evidence = timed(other, case)
+                rows[f"{case}@other"].append(round(total, 3))
+                split[f"{case}@other"].append(parts(evidence))
             for case in ("plain", "packages_after"):
                 wall, tests = plain_pytest(case)
                 host[case]["wall_s"].append(wall)
                 host[case]["tests_s"].append(tests)
+                in_image[case].append(plain_pytest_in_image(case, env_image))
     p50 = {case: round(statistics.median(values), 3) for case, values in rows.items()}
     host_p50 = {case: {k: round(statistics.median(v), 3) for k, v in host[case].items()} for case in host}
-    charged = {case: round(statistics.median(p["charged_tests_s"] for p in split[case]), 3) for case in CASES}
+    charged = {case: round(statistics.median(p["charged_tests_s"] for p in split[case]), 3) for case in rows}
+    task = {case: round(statistics.median(v), 3) for case, v in in_image.items()}
+    # The sandbox's share: a check's wall time less what plain pytest takes for the same tests in
+    # the same image with the same packages imported before it (the task's own cost).
+    share = {
+        "plain": round(p50["plain"] - task["plain"], 3),
+        "packages": round(p50["packages_after"] - task["packages_after"], 3),
+    }
     result: dict[str, Any] = {
         "what": "warm reuse-pool check of the dataframe example (numpy + pandas) with the environment's "
         "packages preloaded (after) and not (before), beside the same task on plain data; interleaved, one run",
@@ -138,7 +211,14 @@ def main() -> None:
         "pool": config.model_dump(),
         "check_s_p50": p50,
         "charged_tests_s_p50": charged,
+        "other_image": args.other_image,
         "ratio_to_plain": {case: round(p50[case] / p50["plain"], 2) for case in CASES},
+        **({"ratio_to_plain_other": round(p50["packages_after@other"] / p50["plain@other"], 2)} if other_cases else {}),
+        "plain_pytest_in_image_p50": {"plain": task["plain"], "packages": task["packages_after"]},
+        "task_ratio_in_image": round(task["packages_after"] / task["plain"], 2),
+        "sandbox_share_s_p50": share,
+        "sandbox_share_ratio": round(share["packages"] / share["plain"], 2),
+        "plain_pytest_in_image": in_image,
         "plain_pytest_on_host_p50": {"plain": host_p50["plain"], "packages": host_p50["packages_after"]},
         "plain_pytest_on_host": host,
         "check_s": rows,
@@ -147,7 +227,17 @@ def main() -> None:
     }
     out = HERE / "results" / f"data-preload-{time.strftime('%Y%m%dT%H%M%S')}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
-    shown = ("host", "check_s_p50", "charged_tests_s_p50", "ratio_to_plain", "plain_pytest_on_host_p50")
+    shown = (
+        "host",
+        "check_s_p50",
+        "charged_tests_s_p50",
+        "ratio_to_plain",
+        "plain_pytest_in_image_p50",
+        "task_ratio_in_image",
+        "sandbox_share_s_p50",
+        "sandbox_share_ratio",
+        "plain_pytest_on_host_p50",
+    )
     print(json.dumps({k: result[k] for k in shown}))
     print(f"written to {out}")
 
