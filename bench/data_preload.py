@@ -9,6 +9,10 @@ one run, interleaved, end to end as a user runs it (`Verifier.check` on a `reuse
   - packages, after: the same with them preloaded (`protocol.data_preload`: the zygote and the
     trusted server import them once, before any fork).
 
+And a pair of the same task checked on fixed examples, no Hypothesis (bench/data_examples: 4
+tests, the same inputs, DataFrames and arrays against dicts and lists): the same work on both
+sides but for the libraries, both preloaded as above (`examples_packages`, `examples_plain`).
+
 Beside them, what the tasks themselves cost, so the sandbox's share of the gap shows:
 
   - plain pytest in the environment image (suite and candidate in one process, no runner, a
@@ -24,10 +28,9 @@ and preload). The first check of each (which starts its containers) is not count
 
     python bench/data_preload.py [--runs 7] [--other-image TAG]
 
---other-image TAG adds two columns in the same run, interleaved: the plain twin and the data
-suite (preloaded) on a sandbox image built from another checkout (`git worktree add DIR REV`,
-then `python -m verifier image build` there, PYTHONPATH=DIR: it prints the tag), named
-`plain@other` and `packages_after@other`.
+--other-image TAG adds columns in the same run, interleaved: the two pairs (preloaded) on a
+sandbox image built from another checkout (`git worktree add DIR REV`, then `python -m verifier
+image build` there, PYTHONPATH=DIR: it prints the tag), named `<case>@other`.
 
 Writes bench/results/data-preload-<timestamp>.json. Not part of the test suite.
 """
@@ -63,7 +66,13 @@ CASES = {
     "plain": (TWIN / "good.py", TWIN / "suite", True),
     "packages_before": (EXAMPLE / "good.py", EXAMPLE / "suite", False),
     "packages_after": (EXAMPLE / "good.py", EXAMPLE / "suite", True),
+    "examples_plain": (TWIN / "good.py", HERE / "data_examples" / "plain", True),
+    "examples_packages": (EXAMPLE / "good.py", HERE / "data_examples" / "packages", True),
 }
+#: The cases whose suites import numpy and pandas (plain pytest in the image imports them first).
+PACKAGED = ("packages_before", "packages_after", "examples_packages")
+#: The cases timed with plain pytest in the environment image too.
+IN_IMAGE_CASES = ("plain", "packages_after", "examples_plain", "examples_packages")
 LIMITS = Limits(timeout_s=300)
 _PRELOAD = verify_module.data_preload
 
@@ -129,7 +138,7 @@ def plain_pytest_in_image(case: str, image_id: str) -> float:
         (root / "suite" / "suite.toml").unlink(missing_ok=True)
         (root / "suite" / "conftest.py").write_text(PLAIN_PROFILE.format(n=25))
         os.chmod(root, 0o755)
-        preload = "numpy,pandas" if case.startswith("packages") else ""
+        preload = "numpy,pandas" if case in PACKAGED else ""
         cmd = ["docker", "run", "--rm", "--network", "none", "--cpus", "1", "--memory", "1g"]
         cmd += ["-v", f"{root / 'suite'}:/w:ro", "-w", "/w", "-e", "PYTHONPATH=/w", "-e", "PYTHONDONTWRITEBYTECODE=1"]
         cmd += ["-e", "OPENBLAS_NUM_THREADS=1", "-e", "TZ=UTC", "--entrypoint", "python3", image_id]
@@ -157,14 +166,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--other-image", default=None, help="a sandbox image built from another checkout")
     args = parser.parse_args()
-    other_cases = ("plain", "packages_after") if args.other_image else ()
+    other_cases = IN_IMAGE_CASES if args.other_image else ()
     build(connect())
     load_before = os.getloadavg()
     rows: dict[str, list[float]] = {case: [] for case in (*CASES, *(f"{c}@other" for c in other_cases))}
     split: dict[str, list[dict[str, float]]] = {case: [] for case in rows}
     config = PoolConfig(policy="reuse", size=1, max_uses=1000)
     host: dict[str, dict[str, list[float]]] = {c: {"wall_s": [], "tests_s": []} for c in ("plain", "packages_after")}
-    in_image: dict[str, list[float]] = {c: [] for c in ("plain", "packages_after")}
+    in_image: dict[str, list[float]] = {c: [] for c in IN_IMAGE_CASES}
     env_image = ""
     with contextlib.ExitStack() as stack:
         verifier = stack.enter_context(Verifier.pooled(config, image=image_tag(), limits=LIMITS))
@@ -192,6 +201,7 @@ def main() -> None:
                 wall, tests = plain_pytest(case)
                 host[case]["wall_s"].append(wall)
                 host[case]["tests_s"].append(tests)
+            for case in IN_IMAGE_CASES:
                 in_image[case].append(plain_pytest_in_image(case, env_image))
     p50 = {case: round(statistics.median(values), 3) for case, values in rows.items()}
     host_p50 = {case: {k: round(statistics.median(v), 3) for k, v in host[case].items()} for case in host}
@@ -202,6 +212,8 @@ def main() -> None:
     share = {
         "plain": round(p50["plain"] - task["plain"], 3),
         "packages": round(p50["packages_after"] - task["packages_after"], 3),
+        "examples_plain": round(p50["examples_plain"] - task["examples_plain"], 3),
+        "examples_packages": round(p50["examples_packages"] - task["examples_packages"], 3),
     }
     result: dict[str, Any] = {
         "what": "warm reuse-pool check of the dataframe example (numpy + pandas) with the environment's "
@@ -213,9 +225,18 @@ def main() -> None:
         "charged_tests_s_p50": charged,
         "other_image": args.other_image,
         "ratio_to_plain": {case: round(p50[case] / p50["plain"], 2) for case in CASES},
-        **({"ratio_to_plain_other": round(p50["packages_after@other"] / p50["plain@other"], 2)} if other_cases else {}),
-        "plain_pytest_in_image_p50": {"plain": task["plain"], "packages": task["packages_after"]},
+        **(
+            {
+                "ratio_to_plain_other": round(p50["packages_after@other"] / p50["plain@other"], 2),
+                "examples_ratio_other": round(p50["examples_packages@other"] / p50["examples_plain@other"], 2),
+            }
+            if other_cases
+            else {}
+        ),
+        "examples_ratio": round(p50["examples_packages"] / p50["examples_plain"], 2),
+        "plain_pytest_in_image_p50": task,
         "task_ratio_in_image": round(task["packages_after"] / task["plain"], 2),
+        "examples_task_ratio_in_image": round(task["examples_packages"] / task["examples_plain"], 2),
         "sandbox_share_s_p50": share,
         "sandbox_share_ratio": round(share["packages"] / share["plain"], 2),
         "plain_pytest_in_image": in_image,
@@ -232,13 +253,16 @@ def main() -> None:
         "check_s_p50",
         "charged_tests_s_p50",
         "ratio_to_plain",
+        "examples_ratio",
+        "other_image",
         "plain_pytest_in_image_p50",
         "task_ratio_in_image",
+        "examples_task_ratio_in_image",
         "sandbox_share_s_p50",
         "sandbox_share_ratio",
         "plain_pytest_on_host_p50",
     )
-    print(json.dumps({k: result[k] for k in shown}))
+    print(json.dumps({k: result[k] for k in (*shown, "ratio_to_plain_other", "examples_ratio_other") if k in result}))
     print(f"written to {out}")
 
 
