@@ -111,3 +111,28 @@ def test_every_shared_job_draws_the_same_numpy_random_numbers(pool: Verifier, tm
     outputs = {ev.candidate_output_untrusted for ev in evidence}
     # Not numpy's first draw after seed(0), which a job after the first would see without it.
     assert len(outputs) == 1 and float(next(iter(outputs))) != 0.5488135039273248, outputs
+
+
+@pytest.mark.slow
+def test_a_job_that_sets_a_pandas_option_ends_its_sandbox(pool: Verifier, tmp_path: Path) -> None:
+    # pandas preloaded in the server: its options are process state a fork would not keep.
+    requirements = 'requirements = ["numpy>=2,<3", "pandas==2.*"]\n'
+    leaky = _suite(
+        tmp_path,
+        "pandas_leaky",
+        "import pandas as pd\nfrom solution import add\n\n"
+        "def test_add():\n    pd.set_option('display.precision', 2)\n    assert add(1, 2) == 3\n",
+    )
+    probe = _suite(
+        tmp_path,
+        "pandas_probe",
+        "import pandas as pd\nfrom solution import add\n\n"
+        "def test_as_a_fork_sees_it():\n    assert pd.get_option('display.precision') == 6 and add(1, 2) == 3\n",
+    )
+    for suite in (leaky, probe):
+        (suite / "suite.toml").write_text(f'runner = "direct"\ntrusted_process = "shared"\n{requirements}')
+    first = pool.check(CANDIDATE, leaky)
+    assert first.ok and first.trusted_process == "shared", first.reason
+    second = pool.check(CANDIDATE, probe)
+    assert second.ok, [f.detail_untrusted[-300:] for f in second.failures]
+    assert second.attempts == 1

@@ -175,3 +175,27 @@ def test_every_leftover_it_looks_for_is_named(tmp_path: Path, leftover: str) -> 
 
 def test_the_next_jobs_suite_folder_is_not_a_leftover(tmp_path: Path) -> None:
     assert _run(tmp_path, "os.mkdir(os.path.join(sys.argv[1], 'suite'))\nprint(json.dumps(before.settle()))") == []
+
+
+#: What numpy and pandas keep for the process besides their attributes (preloaded by an
+#: environment, so in the server before the first job): (what a job does, how the test undoes it).
+LIBRARY_LEFTOVERS = {
+    "numpy print options": (
+        "old = numpy.get_printoptions(); numpy.set_printoptions(precision=2)",
+        "numpy.set_printoptions(**old)",
+    ),
+    "numpy error handling": ("old = numpy.seterr(all='raise')", "numpy.seterr(**old)"),
+    "a pandas option": ("pandas.set_option('display.precision', 2)", "pandas.reset_option('display.precision')"),
+}
+
+
+@pytest.mark.parametrize("leftover", list(LIBRARY_LEFTOVERS))
+def test_settings_of_preloaded_numpy_and_pandas_are_named(tmp_path: Path, leftover: str) -> None:
+    change, undo = LIBRARY_LEFTOVERS[leftover]
+    first, second = _run(
+        tmp_path,
+        f"{change}\nfirst = before.settle()\n{undo}\nprint(json.dumps([first, before.settle()]))",
+        preamble="import numpy, pandas\n",
+    )  # type: ignore[misc]
+    assert "numpy and pandas settings" in first
+    assert second == []

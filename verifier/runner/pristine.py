@@ -14,7 +14,8 @@ rest with the server as it was before its first job:
   module defines), `sys` settings (path, hooks, recursion limit, trace and profile functions,
   integer digit limit), the environment, the working directory, warning filters, exit
   handlers, signal handlers, resource limits, priority, umask, the collector's settings,
-  threads, open descriptors, processes of the trusted user, files in the trusted directory.
+  threads, open descriptors, processes of the trusted user, files in the trusted directory, and
+  when an environment preloaded them, numpy's print and error options and pandas' options.
 
 A difference is never the verdict of the job that made it (its result is already written); it
 ends the sandbox, so the next job starts in a fresh one. What this cannot see: changes inside
@@ -77,9 +78,37 @@ def _descriptors() -> list[str]:
     return sorted(found)
 
 
+def _flat(options: object, prefix: str = "") -> dict[str, object]:
+    """pandas' nested option dict as {"display.precision": 6, ...}."""
+    if type(options) is not dict:
+        return {prefix: options}
+    out: dict[str, object] = {}
+    for key, value in options.items():
+        out.update(_flat(value, f"{prefix}{key}."))
+    return out
+
+
+def _library_settings() -> dict[str, object]:
+    """What numpy and pandas keep for the whole process besides their module attributes, when
+    they were imported (an environment's preload): numpy's print options and floating-point error
+    handling, pandas' options. Compared, not put back; never imports either."""
+    found: dict[str, object] = {}
+    np = sys.modules.get("numpy")
+    if np is not None:
+        try:
+            found["numpy"] = (np.get_printoptions(), np.geterr())
+        except Exception:  # noqa: BLE001 - a numpy a job broke: not as it was
+            found["numpy"] = "unreadable"
+    config = sys.modules.get("pandas._config.config")
+    if config is not None:
+        found["pandas"] = _flat(getattr(config, "_global_config", None))
+    return found
+
+
 def _state() -> dict[str, object]:
     warnings = sys.modules.get("warnings")
     return {
+        "numpy and pandas settings": _library_settings(),
         "sys settings": (
             list(sys.path),
             list(sys.meta_path),
