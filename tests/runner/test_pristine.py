@@ -153,6 +153,7 @@ LEFTOVERS = {
         "os.close(w); os.close(r); os.waitpid(pid, 0)",
         "processes",
     ),
+    "the collector's frozen objects": ("import gc; gc.freeze()", "gc.unfreeze()", "collector"),
     "a file in the trusted directory": (
         "open(os.path.join(sys.argv[1], 'left.txt'), 'w').close()",
         "os.remove(os.path.join(sys.argv[1], 'left.txt'))",
@@ -185,6 +186,8 @@ LIBRARY_LEFTOVERS = {
         "numpy.set_printoptions(**old)",
     ),
     "numpy error handling": ("old = numpy.seterr(all='raise')", "numpy.seterr(**old)"),
+    "numpy's error callback": ("numpy.seterrcall(print)", "numpy.seterrcall(None)"),
+    "numpy's buffer size": ("numpy.setbufsize(16384)", "numpy.setbufsize(8192)"),
     "a pandas option": ("pandas.set_option('display.precision', 2)", "pandas.reset_option('display.precision')"),
 }
 

@@ -90,13 +90,13 @@ def _flat(options: object, prefix: str = "") -> dict[str, object]:
 
 def _library_settings() -> dict[str, object]:
     """What numpy and pandas keep for the whole process besides their module attributes, when
-    they were imported (an environment's preload): numpy's print options and floating-point error
-    handling, pandas' options. Compared, not put back; never imports either."""
+    they were imported (an environment's preload): numpy's print options, floating-point error
+    handling (and its callback) and buffer size, pandas' options. Compared, not put back; never imports either."""
     found: dict[str, object] = {}
     np = sys.modules.get("numpy")
     if np is not None:
         try:
-            found["numpy"] = (np.get_printoptions(), np.geterr())
+            found["numpy"] = (np.get_printoptions(), np.geterr(), np.geterrcall(), np.getbufsize())
         except Exception:  # noqa: BLE001 - a numpy a job broke: not as it was
             found["numpy"] = "unreadable"
     config = sys.modules.get("pandas._config.config")
@@ -127,7 +127,7 @@ def _state() -> dict[str, object]:
         "resource limits": [resource.getrlimit(r) for r in _RLIMITS],
         "priority": (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0)),
         "umask": _umask(),
-        "collector": (gc.isenabled(), gc.get_threshold()),
+        "collector": (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()),
         "descriptors": _descriptors(),
         "processes": processes_of(TRUSTED_UID, os.getpid()),
         "trusted files": sorted(set(os.listdir(TRUSTED_DIR)) - {os.path.basename(SUITE_DIR)}),

@@ -10,13 +10,11 @@ to the next unless the parent waits at once. So each of them installs a SIGCHLD 
 between the calls it retries: select, recv, waitpid), and records each one's wait status and the
 kernel's account of it (`rusage`) by pid. Waiting for a particular child (`Reaper.wait`) reads
 that record when the handler was first. A process forked from one with a Reaper calls
-`in_child` first, so that it never reaps its own children behind its back. Both freeze their
-heap once it is imported (`freeze_heap`), before they fork.
+`in_child` first, so that it never reaps its own children behind its back.
 """
 
 from __future__ import annotations
 
-import gc
 import os
 import resource
 import signal
@@ -82,15 +80,3 @@ def in_child() -> None:
     not blocked, so that this process (and the candidate code it may run) waits for its own."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
-
-
-def freeze_heap() -> None:
-    """In the zygote and the trusted server, once what they preload is imported and before they
-    fork: move every object so far into the collector's permanent generation (`gc.freeze`, as
-    Python's documentation advises for a process that forks without exec). A child's collections
-    then never walk the inherited heap: under runc each such walk wrote to every page of it, a
-    copy-on-write fault a page (a full collection in a child of a server with pandas loaded:
-    about 6,000 faults and 37 ms of CPU, against 2 ms for the fork itself). Objects made later
-    are collected as before; candidate code sees its own process's objects in `gc.get_objects()`
-    (and never the trusted side's: it is another process)."""
-    gc.freeze()

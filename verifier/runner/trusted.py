@@ -39,7 +39,7 @@ from .protocol import (
     JobResult,
 )
 from .proxy import CandidateModule, CandidateSession, SandboxFailure, control, oom_kills
-from .reaper import Reaper, freeze_heap, in_child
+from .reaper import Reaper, in_child
 from .results import Results
 from .suite_files import pytest_ini
 
@@ -342,7 +342,6 @@ def serve(ctl: socket.socket, argv: list[str]) -> None:
     # Opens the OOM file's descriptor (kept for the process's life) before the pristine snapshot
     # below counts this process's descriptors: a shared server's first job must not add one.
     oom_kills()
-    freeze_heap()  # each job's trusted child starts from this heap: its collections leave it alone
     # This process is PID 1: under gVisor every orphaned candidate process comes to it. Reap
     # each as it ends, so that no zombie of one test or case is there for the next (reaper.py).
     reaper = Reaper()

@@ -61,7 +61,7 @@ from .libc import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
 from .newborn import READY
 from .privileges import become
 from .protocol import CANDIDATE_DIR, CANDIDATE_UID, PRELOADABLE, tree, untree
-from .reaper import Reaper, freeze_heap, in_child
+from .reaper import Reaper, in_child
 from .reset import RESET_TIMEOUT_S, kill_candidates_from_here, sweep, zombies_left
 
 #: A new candidate process says it is set up within this, or it is killed and reported (SetupFailed).
@@ -459,7 +459,6 @@ def serve(ctl: socket.socket, *, gvisor: bool = False, data: str = "") -> None:
         importlib.import_module(name)
     # An environment's packages (a test suite's on an environment image): see preload_data.
     preload_data(data)
-    freeze_heap()  # every candidate process starts from this heap: its collections leave it alone
     try:
         prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of candidates come back to us, and we reap them
     except OSError:
