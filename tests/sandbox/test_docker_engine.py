@@ -210,8 +210,15 @@ def test_fork_bomb_is_contained_and_host_stays_responsive(
         time.sleep(0.2)
     bomb.join(60)
     # gVisor backs every sandbox process with host memory of its own (ptrace stubs): there the bomb
-    # meets the memory limit before the time limit.
-    assert result and (result[0].timed_out or (runtime == "gvisor" and result[0].oom_killed)), result
+    # meets the memory limit before the time limit. On a busy host the sandbox can also end of it
+    # as a whole, without the engine's OOM flag: the container exits 2 with no output at all (most
+    # likely gVisor's sentry, a Go program, ending on a fatal error, which Go exits with 2). Seen
+    # in 2 of about 5 fresh-clone CI runs, and in 1 of 6 bombs beside 4 CPU-bound containers.
+    run = result[0] if result else None
+    memory_wall = run is not None and (
+        run.oom_killed or (run.exit_code == 2 and not run.stdout and not run.stderr and not run.timed_out)
+    )
+    assert run is not None and (run.timed_out or (runtime == "gvisor" and memory_wall)), result
     assert during, "no measurement overlapped the bomb"
     assert statistics.median(during) < before + 3.0, (before, during)
 
