@@ -15,7 +15,8 @@ rest with the server as it was before its first job:
   integer digit limit), the environment, the working directory, warning filters, exit
   handlers, signal handlers, resource limits, priority, umask, the collector's settings,
   threads, open descriptors, processes of the trusted user, files in the trusted directory, and
-  when an environment preloaded them, numpy's print and error options and pandas' options.
+  when an environment preloaded them, numpy's print and error options (its error callback and
+  buffer size too) and pandas' options.
 
 A difference is never the verdict of the job that made it (its result is already written); it
 ends the sandbox, so the next job starts in a fresh one. What this cannot see: changes inside
@@ -91,7 +92,8 @@ def _flat(options: object, prefix: str = "") -> dict[str, object]:
 def _library_settings() -> dict[str, object]:
     """What numpy and pandas keep for the whole process besides their module attributes, when
     they were imported (an environment's preload): numpy's print options, floating-point error
-    handling (and its callback) and buffer size, pandas' options. Compared, not put back; never imports either."""
+    handling (and its callback) and buffer size, pandas' options. Compared, not put back; never
+    imports either."""
     found: dict[str, object] = {}
     np = sys.modules.get("numpy")
     if np is not None:
