@@ -14,22 +14,32 @@ ZYGOTE_CAPS = (1 << CAP_KILL) | (1 << CAP_SETGID) | (1 << CAP_SETUID)
 _CAP_VERSION_3 = 0x20080522
 
 
-def capset(mask: int) -> None:
-    """Set the effective and permitted capability sets of this thread to `mask` (low 32 caps)."""
+def _capset_args(mask: int) -> tuple[ctypes.Array[ctypes.c_char], ctypes.Array[ctypes.c_char]]:
     header = ctypes.create_string_buffer(struct.pack("Ii", _CAP_VERSION_3, 0))
     data = ctypes.create_string_buffer(struct.pack("IIIIII", mask, mask, 0, 0, 0, 0))
+    return header, data
+
+
+#: capset's arguments for the masks processes here end with, made once, before any fork: a
+#: process just forked pays a page copy for every object it touches (docs/performance.md).
+_CAPSET_ARGS = {mask: _capset_args(mask) for mask in (0, ZYGOTE_CAPS)}
+
+
+def capset(mask: int) -> None:
+    """Set the effective and permitted capability sets of this thread to `mask` (low 32 caps)."""
+    header, data = _CAPSET_ARGS.get(mask) or _capset_args(mask)
     if LIBC.capset(header, data) != 0:
         raise OSError(ctypes.get_errno(), "capset failed")
 
 
 def capabilities() -> tuple[int, int]:
-    """(effective, permitted) capability masks of this process."""
+    """(effective, permitted) capability masks of this process (read as bytes: no text codec)."""
     eff = prm = -1
-    with open("/proc/self/status") as fh:
+    with open("/proc/self/status", "rb") as fh:
         for line in fh:
-            if line.startswith("CapEff:"):
+            if line.startswith(b"CapEff:"):
                 eff = int(line.split()[1], 16)
-            elif line.startswith("CapPrm:"):
+            elif line.startswith(b"CapPrm:"):
                 prm = int(line.split()[1], 16)
     return eff, prm
 

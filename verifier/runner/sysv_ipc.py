@@ -6,6 +6,7 @@ import ctypes
 import errno
 
 from .libc import LIBC
+from .procfs import read_bytes
 
 #: Kernel objects that outlive the processes that made them, per IPC namespace.
 SYSV_TABLES = {"shm": 0, "sem": 1, "msg": 2}
@@ -47,8 +48,7 @@ def remove_ipc(floors: dict[str, int]) -> int:
     left = 0
     for table, kind in SYSV_TABLES.items():
         try:
-            with open(f"/proc/sysvipc/{table}") as fh:
-                rows = fh.read().splitlines()[1:]
+            rows = read_bytes(f"/proc/sysvipc/{table}").splitlines()[1:]
         except FileNotFoundError:
             top = _new_id(kind)
             if top < 0:

@@ -61,7 +61,7 @@ from .libc import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
 from .newborn import READY
 from .privileges import become
 from .protocol import CANDIDATE_DIR, CANDIDATE_UID, PRELOADABLE, tree, untree
-from .reaper import Reaper, in_child
+from .reaper import Reaper, hold_children, in_child
 from .reset import RESET_TIMEOUT_S, kill_candidates_from_here, sweep, zombies_left
 
 #: A new candidate process says it is set up within this, or it is killed and reported (SetupFailed).
@@ -142,11 +142,11 @@ class Zygote:
         self.standby = None
         # No reaping while the sweeper kills: the dead keep their pid slots as zombies, so a fork
         # bomb cannot refill the process table while it is being emptied.
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+        hold_children(True)
         try:
             report, standby = self._sweep_from_child(keep_standby, fetch_order)
         finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+            hold_children(False)
         self.reaper.reap()
         if report:
             report["zombies"] = zombies_left(os.getpid())
