@@ -11,6 +11,11 @@ every process, the engine's and the kernel's included), containers made one afte
                  never how we run): Docker's seccomp profile, the IPC sysctls, the tmpfs mounts
     by force     a running container removed by force (what a pool did when a fresh container's
                  runner had not yet ended), against one that ended by itself first
+    restarted    one container started again after each end (create and remove once): what a
+                 policy that counted a restarted container as fresh would pay (not fresh: an
+                 earlier candidate ran in it; a decision for the issue, never how we run)
+    crun         the engine row under crun instead of runc, when the engine has a runtime of
+                 that name (the same OCI walls, a C runtime instead of Go's; skipped otherwise)
     runner       our runner started in it (`protocol.launch_command(1)`, nothing preloaded) until
                  READY: the container's own CPU (its cgroup), then the bare interpreter for
                  comparison (`python3 -I -B -c pass`)
@@ -69,8 +74,31 @@ def lifecycle(
     return {"wall_s": round((time.monotonic() - wall0) / n, 4), "machine_cpu_s": round((busy_s() - busy0) / n, 4)}
 
 
+def restarted(api: Any, image: str, command: list[str], n: int) -> dict[str, float]:
+    """One container of our hardening started n times, each run to its end: the mean wall time
+    and machine CPU time a start (its create and remove once, outside the clock)."""
+    job = SandboxJob(image=image, command=tuple(command), limits=Limits(), mode="launcher")
+    kwargs = container_kwargs(job, owner_labels({"org.verifier.bench": "fresh-cost"}))
+    host_config = api.create_host_config(**kwargs.pop("host_config"))
+    cid = api.create_container(image, command=command, host_config=host_config, **kwargs)["Id"]
+    try:
+        wall0, busy0 = time.monotonic(), busy_s()
+        for _ in range(n):
+            sock = api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+            api.start(cid)
+            api.wait(cid)
+            sock.close()
+        return {"wall_s": round((time.monotonic() - wall0) / n, 4), "machine_cpu_s": round((busy_s() - busy0) / n, 4)}
+    finally:
+        api.remove_container(cid, force=True, v=True)
+
+
 def _keep(kwargs: Kwargs) -> None:
     pass
+
+
+def _crun(kwargs: Kwargs) -> None:
+    kwargs["host_config"]["runtime"] = "crun"
 
 
 def _no_seccomp(kwargs: Kwargs) -> None:
@@ -137,14 +165,22 @@ def main() -> int:
     out: dict[str, Any] = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "n": args.n}
     out["load_1min_at_start"] = round(os.getloadavg()[0], 2)
     engine: dict[str, Any] = {}
+    variants: list[tuple[str, Callable[[Kwargs], None]]] = [
+        ("engine", _keep),
+        ("without Docker's seccomp profile", _no_seccomp),
+        ("without the IPC sysctls", _no_sysctls),
+        ("without the tmpfs mounts", _no_tmpfs),
+    ]
+    if "crun" in (api.info().get("Runtimes") or {}):
+        variants.append(("under crun instead of runc", _crun))
+    else:
+        print("the engine has no runtime named crun: its row is skipped", file=sys.stderr)
     for round_ in range(2):  # twice, interleaved, so the machine's drift falls on each alike
-        for name, change in (
-            ("engine", _keep),
-            ("without Docker's seccomp profile", _no_seccomp),
-            ("without the IPC sysctls", _no_sysctls),
-            ("without the tmpfs mounts", _no_tmpfs),
-        ):
+        for name, change in variants:
             engine.setdefault(name, []).append(lifecycle(api, image, sleeper, change, args.n, force=False))
+        engine.setdefault("one container started again after each end (not fresh)", []).append(
+            restarted(api, image, sleeper, args.n)
+        )
         engine.setdefault("ended by itself, then removed", []).append(
             lifecycle(api, image, sleeper, _keep, args.n, force=False)
         )
