@@ -1,5 +1,5 @@
 """Processes as /proc shows them: the one reader the zygote's reset and the trusted server's
-own check share."""
+own check share; /proc files read as bytes (`read_bytes`, also for the SysV IPC lists)."""
 
 from __future__ import annotations
 
