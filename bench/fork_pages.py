@@ -35,6 +35,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench import result_file  # noqa: E402
 from verifier import Candidate, Verifier  # noqa: E402
 from verifier.bench import humaneval as he  # noqa: E402
 from verifier.limits import PoolConfig  # noqa: E402
@@ -118,10 +119,7 @@ def main() -> int:
                 out["rounds"][name].append(row)
                 print(round_, name, json.dumps(row), file=sys.stderr, flush=True)
     out["load_1min_at_end"] = round(os.getloadavg()[0], 2)
-    target = HERE / "results" / f"fork-pages-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}.json"
-    target.write_text(json.dumps(out, indent=2) + "\n")
-    print(json.dumps(out, indent=2))
-    print(f"wrote {target}", file=sys.stderr)
+    result_file.write("fork-pages", out)
     return 0
 
 

@@ -41,6 +41,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench import result_file  # noqa: E402
 from bench.humaneval_speed import busy_s  # noqa: E402
 from verifier.limits import Limits  # noqa: E402
 from verifier.runner.protocol import launch_command  # noqa: E402
@@ -199,10 +200,7 @@ def main() -> int:
         ),
     }
     out["load_1min_at_end"] = round(os.getloadavg()[0], 2)
-    target = HERE / "results" / f"fresh-cost-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}.json"
-    target.write_text(json.dumps(out, indent=2) + "\n")
-    print(json.dumps(out, indent=2))
-    print(f"wrote {target}", file=sys.stderr)
+    result_file.write("fresh-cost", out)
     return 0
 
 

@@ -19,6 +19,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench import result_file  # noqa: E402
 
 #: Run in a child interpreter with `checkout` first on the path (this checkout's editable
 #: install, a finder on sys.meta_path, left out): its generator, the same problems.
@@ -62,10 +65,7 @@ def main() -> int:
     out["now"] = measure(HERE.parent, args.count)
     if args.before is not None:
         out["before"] = {"checkout": str(args.before), **measure(args.before.resolve(), args.count)}
-    target = HERE / "results" / f"plus-gen-cost-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}.json"
-    target.write_text(json.dumps(out, indent=2) + "\n")
-    print(json.dumps(out, indent=2))
-    print(f"wrote {target}", file=sys.stderr)
+    result_file.write("plus-gen-cost", out)
     return 0
 
 
