@@ -40,3 +40,11 @@ def test_a_live_child_and_a_zombie_child_are_told_apart() -> None:
         os.waitpid(live, 0)
         os.waitpid(dead, 0)
     assert dead not in processes_of(uid, me, zombies=True)  # waited for: gone
+
+
+def test_the_capability_masks_are_the_kernels() -> None:
+    from verifier.runner.privileges import capabilities
+
+    with open("/proc/self/status") as fh:
+        fields = dict(line.split(":", 1) for line in fh.read().splitlines() if ":" in line)
+    assert capabilities() == (int(fields["CapEff"], 16), int(fields["CapPrm"], 16))

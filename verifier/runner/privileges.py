@@ -7,6 +7,7 @@ import os
 import struct
 
 from .libc import LIBC, PR_SET_KEEPCAPS, prctl
+from .procfs import read_bytes, status_field
 
 CAP_KILL, CAP_SETGID, CAP_SETUID = 5, 6, 7
 #: What the zygote keeps; every other process in the sandbox keeps nothing.
@@ -33,15 +34,10 @@ def capset(mask: int) -> None:
 
 
 def capabilities() -> tuple[int, int]:
-    """(effective, permitted) capability masks of this process (read as bytes: no text codec)."""
-    eff = prm = -1
-    with open("/proc/self/status", "rb") as fh:
-        for line in fh:
-            if line.startswith(b"CapEff:"):
-                eff = int(line.split()[1], 16)
-            elif line.startswith(b"CapPrm:"):
-                prm = int(line.split()[1], 16)
-    return eff, prm
+    """(effective, permitted) capability masks of this process; -1 for a mask not found."""
+    status = read_bytes("/proc/self/status")
+    eff, prm = status_field(status, b"CapEff"), status_field(status, b"CapPrm")
+    return (int(eff, 16) if eff else -1), (int(prm, 16) if prm else -1)
 
 
 def become(uid: int, *, keep_setuid: bool = False) -> None:

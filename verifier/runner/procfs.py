@@ -21,7 +21,7 @@ def processes_of(uid: int, me: int, *, zombies: bool = False) -> list[int]:
             text = read_bytes(f"/proc/{entry}/status")
         except OSError:
             continue
-        state, owner = _field(text, b"State"), _field(text, b"Uid")
+        state, owner = status_field(text, b"State"), status_field(text, b"Uid")
         if state is None or owner is None or not owner.isdigit() or int(owner) != uid:
             continue
         if state == b"Z" if zombies else state not in (b"Z", b"X"):
@@ -42,7 +42,7 @@ def read_bytes(path: str) -> bytes:
         os.close(fd)
 
 
-def _field(status: bytes, name: bytes) -> bytes | None:
+def status_field(status: bytes, name: bytes) -> bytes | None:
     """The first word of field `name` of a /proc/PID/status text (its lines are "Name:\tvalue..."),
     or None. Found by searching, not by parsing every line: this runs for every process, at
     every reset."""
